@@ -1,0 +1,237 @@
+import type { Settings } from '../settings/service.js';
+import { ROLE_ADMIN, ROLE_GENERAL, ROLE_GUEST, type User, type UsersRepo } from '../db/users.js';
+import { BadRequest, Forbidden, NotFound, OtpRequired, Unauthorized } from '../errors.js';
+import { cleanPath } from '../util/paths.js';
+import { randomAlnum } from '../util/random.js';
+import type { LoginLimiter } from './login-limiter.js';
+import { hashPassword, safeEqual, staticHash, verifyStaticHash } from './password.js';
+import { ALL_PERMISSIONS } from './permissions.js';
+import { MSG, type TokenService } from './tokens.js';
+import { verifyTotp } from './totp.js';
+
+export const MSG_GUEST_DISABLED = 'Guest user is disabled, login please';
+export const MSG_USER_DISABLED = 'Current user is disabled, replace please';
+
+/** Who a request runs as. `sessionId` is set for JWT logins (logout revokes it). */
+export interface Principal {
+  user: User;
+  sessionId?: string;
+}
+
+/** The User JSON of the wire (password always empty). */
+export function userJson(u: User, withOtp = false) {
+  const json: Record<string, unknown> = {
+    id: u.id,
+    username: u.username,
+    password: '',
+    base_path: u.basePath,
+    role: u.role,
+    disabled: u.disabled,
+    permission: u.permission,
+    sso_id: u.ssoId,
+  };
+  if (withOtp) json.otp = u.otpSecret !== '';
+  return json;
+}
+
+export interface UserInput {
+  id?: number;
+  username: string;
+  password?: string;
+  base_path?: string;
+  role?: number;
+  disabled?: boolean;
+  permission?: number;
+  sso_id?: string;
+}
+
+export class Accounts {
+  constructor(
+    private readonly users: UsersRepo,
+    private readonly settings: Settings,
+    private readonly tokens: TokenService,
+    private readonly limiter: LoginLimiter,
+  ) {}
+
+  /**
+   * Creates the admin (random 8-character password unless one is given) and the disabled
+   * guest when missing. Returns the admin's initial password when it was just created.
+   */
+  async ensureDefaultUsers(initialPassword?: string): Promise<string | undefined> {
+    let created: string | undefined;
+    if (!(await this.users.byRole(ROLE_ADMIN))) {
+      const password = initialPassword || randomAlnum(8);
+      await this.users.create({
+        username: 'admin',
+        ...hashPassword(password),
+        basePath: '/',
+        role: ROLE_ADMIN,
+        permission: ALL_PERMISSIONS,
+        otpSecret: '',
+        disabled: false,
+        ssoId: '',
+        authn: '[]',
+      });
+      created = password;
+    }
+    if (!(await this.users.byRole(ROLE_GUEST))) {
+      await this.users.create({
+        username: 'guest',
+        ...hashPassword('guest'),
+        basePath: '/',
+        role: ROLE_GUEST,
+        permission: 0,
+        otpSecret: '',
+        disabled: true,
+        ssoId: '',
+        authn: '[]',
+      });
+    }
+    return created;
+  }
+
+  async admin(): Promise<User> {
+    const u = await this.users.byRole(ROLE_ADMIN);
+    if (!u) throw new NotFound('admin user not found');
+    return u;
+  }
+
+  /** Sets a user's password: new salt and timestamp, and every session of the user ends. */
+  async setPassword(user: User, plain: string): Promise<User> {
+    if (plain === '') throw new BadRequest('password is empty');
+    const next = { ...user, ...hashPassword(plain) };
+    await this.users.update(next);
+    await this.tokens.revokeAllOf(user.id);
+    return next;
+  }
+
+  /** Login with the static hash; counts failures per IP and throws the original's errors. */
+  async login(req: { ip: string; userAgent: string; username: string; hash: string; otpCode: string }): Promise<string> {
+    this.limiter.check(req.ip);
+    const user = await this.users.byUsername(req.username);
+    if (!user) {
+      this.limiter.fail(req.ip);
+      throw new BadRequest('failed find user: record not found');
+    }
+    if (!verifyStaticHash(user, req.hash)) {
+      this.limiter.fail(req.ip);
+      throw new BadRequest('password is incorrect');
+    }
+    if (user.otpSecret && !verifyTotp(user.otpSecret, req.otpCode, user.username)) {
+      this.limiter.fail(req.ip);
+      throw new OtpRequired();
+    }
+    if (user.disabled) throw new Unauthorized(MSG_USER_DISABLED);
+    this.limiter.succeed(req.ip);
+    return this.tokens.issue(user, { ip: req.ip, userAgent: req.userAgent });
+  }
+
+  static hashForLogin(plain: string): string {
+    return staticHash(plain);
+  }
+
+  /** Resolves the `Authorization` header (wire-api.md §2.1). */
+  async resolve(header: string | undefined): Promise<Principal> {
+    const value = header?.trim() ?? '';
+    const adminToken = this.settings.get('token');
+    if (value !== '' && adminToken !== '' && safeEqual(value, adminToken)) return { user: await this.admin() };
+    if (value === '') {
+      const guest = await this.users.byRole(ROLE_GUEST);
+      if (!guest || guest.disabled) throw new Unauthorized(MSG_GUEST_DISABLED);
+      return { user: guest };
+    }
+    const token = /^bearer\s+/i.test(value) ? value.replace(/^bearer\s+/i, '') : value;
+    const claims = await this.tokens.verify(token);
+    const user = await this.users.byUsername(claims.username);
+    if (!user) throw new Unauthorized('failed find user: record not found');
+    if (user.pwdTs !== claims.pwdTs) throw new Unauthorized(MSG.passwordChanged);
+    if (user.disabled) throw new Unauthorized(MSG_USER_DISABLED);
+    return { user, sessionId: claims.sessionId };
+  }
+
+  async logout(p: Principal): Promise<void> {
+    if (p.sessionId) await this.tokens.revoke(p.sessionId);
+  }
+
+  /** `POST /api/me/update`: username, password (when non-empty) and sso_id of oneself. */
+  async updateMe(user: User, input: { username?: string; password?: string; sso_id?: string }): Promise<void> {
+    if (user.role === ROLE_GUEST) throw new Forbidden('Guest user can not update profile');
+    const username = input.username?.trim() || user.username;
+    if (username !== user.username) await this.assertUsernameFree(username);
+    let next: User = { ...user, username, ssoId: input.sso_id ?? user.ssoId };
+    await this.users.update(next);
+    if (input.password) next = await this.setPassword(next, input.password);
+    else if (username !== user.username) await this.tokens.revokeAllOf(user.id); // tokens carry the name
+  }
+
+  private async assertUsernameFree(username: string, exceptId?: number): Promise<void> {
+    const other = await this.users.byUsername(username);
+    if (other && other.id !== exceptId) throw new BadRequest(`username ${username} is already taken`);
+  }
+
+  async createUser(input: UserInput): Promise<number> {
+    const role = input.role ?? ROLE_GENERAL;
+    if (role === ROLE_ADMIN || role === ROLE_GUEST) throw new BadRequest('admin or guest user can not be created');
+    if (role !== ROLE_GENERAL) throw new BadRequest(`role ${role} is not valid`);
+    const username = input.username.trim();
+    if (!username) throw new BadRequest('username is required');
+    if (!input.password) throw new BadRequest('password is required');
+    await this.assertUsernameFree(username);
+    return this.users.create({
+      username,
+      ...hashPassword(input.password),
+      basePath: cleanPath(input.base_path ?? '/'),
+      role,
+      permission: input.permission ?? 0,
+      otpSecret: '',
+      disabled: input.disabled ?? false,
+      ssoId: input.sso_id ?? '',
+      authn: '[]',
+    });
+  }
+
+  async updateUser(input: UserInput & { id: number }): Promise<void> {
+    const old = await this.users.byId(input.id);
+    if (!old) throw new NotFound('user not found');
+    if (input.role !== undefined && input.role !== old.role) throw new BadRequest('role can not be changed');
+    if (old.role === ROLE_ADMIN && input.disabled) throw new BadRequest('admin user can not be disabled');
+    const username = input.username.trim();
+    if (!username) throw new BadRequest('username is required');
+    if (old.role !== ROLE_GENERAL && username !== old.username) throw new BadRequest(`the ${old.username} user can not be renamed`);
+    await this.assertUsernameFree(username, old.id);
+    let next: User = {
+      ...old,
+      username,
+      basePath: cleanPath(input.base_path ?? old.basePath),
+      permission: input.permission ?? old.permission,
+      disabled: input.disabled ?? old.disabled,
+      ssoId: input.sso_id ?? old.ssoId,
+    };
+    await this.users.update(next);
+    // Unlike the original, an edit without a new password keeps the user's sessions alive,
+    // except when the name changes (tokens carry it). A disabled user's requests are refused
+    // on every request by `resolve`, with the original's message.
+    if (input.password) next = await this.setPassword(next, input.password);
+    else if (username !== old.username) await this.tokens.revokeAllOf(old.id);
+  }
+
+  async deleteUser(id: number): Promise<void> {
+    const user = await this.users.byId(id);
+    if (!user) throw new NotFound('user not found');
+    if (user.role === ROLE_ADMIN || user.role === ROLE_GUEST) throw new BadRequest('cannot delete admin or guest');
+    await this.tokens.revokeAllOf(id);
+    await this.users.delete(id);
+  }
+
+  async cancel2fa(id: number): Promise<void> {
+    const user = await this.users.byId(id);
+    if (!user) throw new NotFound('user not found');
+    await this.users.update({ ...user, otpSecret: '' });
+  }
+
+  async getUser(id: number): Promise<User> {
+    const user = await this.users.byId(id);
+    if (!user) throw new NotFound('user not found');
+    return user;
+  }
+}

@@ -1,0 +1,31 @@
+import { ROLE_ADMIN, ROLE_GUEST, type User } from '../db/users.js';
+
+/** Permission bits of wire-api.md §3.3. */
+export const PERM = {
+  SEE_HIDES: 1 << 0,
+  ACCESS_WITHOUT_PASSWORD: 1 << 1,
+  OFFLINE_DOWNLOAD: 1 << 2,
+  WRITE: 1 << 3,
+  RENAME: 1 << 4,
+  MOVE: 1 << 5,
+  COPY: 1 << 6,
+  REMOVE: 1 << 7,
+  WEBDAV_READ: 1 << 8,
+  WEBDAV_MANAGE: 1 << 9,
+  FTP_READ: 1 << 10,
+  FTP_WRITE: 1 << 11,
+  READ_ARCHIVES: 1 << 12,
+  DECOMPRESS: 1 << 13,
+  SHARE: 1 << 14,
+  CUSTOM_SHARE_ID: 1 << 15,
+} as const;
+
+export const ALL_PERMISSIONS = 0xffff;
+
+export const isAdmin = (u: User): boolean => u.role === ROLE_ADMIN;
+export const isGuest = (u: User): boolean => u.role === ROLE_GUEST;
+
+/** As the original (AList): the admin role holds every permission whatever its bits. */
+export function can(user: User, bit: number): boolean {
+  return isAdmin(user) || (user.permission & bit) !== 0;
+}

@@ -1,0 +1,76 @@
+import { randomBytes } from 'node:crypto';
+import { SignJWT, errors as joseErrors, jwtVerify } from 'jose';
+import type { SessionsRepo } from '../db/sessions.js';
+import type { User } from '../db/users.js';
+import { Unauthorized } from '../errors.js';
+
+export const MSG = {
+  invalidated: 'token is invalidated',
+  expired: 'token is expired',
+  notActive: 'token not active yet',
+  passwordChanged: 'Password has been changed, login please',
+} as const;
+
+export interface TokenClaims {
+  username: string;
+  pwdTs: number;
+  sessionId: string;
+}
+
+/**
+ * HS256 JWTs with the original's claims (`username`, `pwd_ts`, exp/iat/nbf) plus `jti`, the id
+ * of a row in the sessions table. A token is accepted only while that row exists, so logout
+ * and password changes hold across restarts and across processes sharing one database.
+ */
+export class TokenService {
+  private readonly key: Uint8Array;
+
+  constructor(
+    secret: string,
+    private readonly lifetimeHours: number,
+    private readonly sessions: SessionsRepo,
+  ) {
+    this.key = new TextEncoder().encode(secret);
+  }
+
+  async issue(user: User, meta: { ip: string; userAgent: string }): Promise<string> {
+    const now = Date.now();
+    const sessionId = randomBytes(18).toString('base64url');
+    const expiresAt = now + this.lifetimeHours * 3600_000;
+    await this.sessions.create({ id: sessionId, userId: user.id, createdAt: now, expiresAt, ip: meta.ip, userAgent: meta.userAgent });
+    return new SignJWT({ username: user.username, pwd_ts: user.pwdTs })
+      .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
+      .setJti(sessionId)
+      .setIssuedAt(Math.floor(now / 1000))
+      .setNotBefore(Math.floor(now / 1000))
+      .setExpirationTime(Math.floor(expiresAt / 1000))
+      .sign(this.key);
+  }
+
+  /** Verifies signature, times and the session row; throws 401 with the original's messages. */
+  async verify(token: string): Promise<TokenClaims> {
+    let payload;
+    try {
+      ({ payload } = await jwtVerify(token, this.key, { algorithms: ['HS256'] }));
+    } catch (err) {
+      // Only tokens this server signed can be "expired"; anything else was never issued here.
+      if (err instanceof joseErrors.JWTExpired) throw new Unauthorized(MSG.expired);
+      if (err instanceof joseErrors.JWTClaimValidationFailed && err.claim === 'nbf') throw new Unauthorized(MSG.notActive);
+      throw new Unauthorized(MSG.invalidated);
+    }
+    const { username, pwd_ts: pwdTs, jti } = payload as { username?: unknown; pwd_ts?: unknown; jti?: unknown };
+    if (typeof username !== 'string' || typeof pwdTs !== 'number' || typeof jti !== 'string') {
+      throw new Unauthorized(MSG.invalidated);
+    }
+    if (!(await this.sessions.exists(jti, Date.now()))) throw new Unauthorized(MSG.invalidated);
+    return { username, pwdTs, sessionId: jti };
+  }
+
+  async revoke(sessionId: string): Promise<void> {
+    await this.sessions.delete(sessionId);
+  }
+
+  async revokeAllOf(userId: number): Promise<void> {
+    await this.sessions.deleteForUser(userId);
+  }
+}

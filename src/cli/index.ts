@@ -1,0 +1,144 @@
+import { Command, Option } from 'commander';
+import { loadConfig } from '../config/load.js';
+import { bootstrap, type Core, openCore } from '../core.js';
+import { ConfigError } from '../errors.js';
+import { randomAlnum } from '../util/random.js';
+import { VERSION } from '../version.js';
+import { runServer } from './server.js';
+
+const dataOption = () => new Option('--data <dir>', 'data folder').default('./data');
+
+/** Opens the data folder (creating config and database when new) for a one-shot command. */
+async function withCore<T>(dataDir: string, fn: (core: Core) => Promise<T>): Promise<T> {
+  const core = openCore(loadConfig(dataDir), { quiet: true });
+  try {
+    return await fn(core);
+  } finally {
+    await core.close();
+  }
+}
+
+export function buildCli(): Command {
+  const program = new Command('atrium').description('Atrium file server').version(VERSION.atrium, '-v, --version-flag');
+
+  program
+    .command('server')
+    .description('start the server')
+    .addOption(dataOption())
+    .option('--port <n>', 'HTTP port (overrides scheme.http_port)', (v) => {
+      const n = Number(v);
+      if (!Number.isInteger(n) || n < 0 || n > 65535) throw new ConfigError(`--port must be a port number, got "${v}"`);
+      return n;
+    })
+    .action(async (opts: { data: string; port?: number }) => {
+      await runServer(opts.data, opts.port);
+    });
+
+  const admin = program
+    .command('admin')
+    .alias('password')
+    .description("show the admin user's name; see the subcommands to reset its password")
+    .addOption(dataOption())
+    .action(async (opts: { data: string }) => {
+      await withCore(opts.data, async (core) => {
+        const { adminPassword } = await bootstrap(core);
+        const user = await core.accounts.admin();
+        console.log(`admin user: ${user.username}`);
+        if (adminPassword) console.log(`initial password: ${adminPassword}`);
+        console.log('set a new password with `atrium admin set NEW_PASSWORD`, or a random one with `atrium admin random`');
+      });
+    });
+
+  admin
+    .command('set <password>')
+    .description('set the admin password')
+    .addOption(dataOption())
+    .action(async (password: string, opts: { data: string }) => {
+      await withCore(opts.data, async (core) => {
+        await bootstrap(core, { adminPassword: password });
+        const user = await core.accounts.admin();
+        await core.accounts.setPassword(user, password);
+        console.log(`admin password set for user ${user.username}`);
+      });
+    });
+
+  admin
+    .command('random')
+    .description('set a random admin password and print it')
+    .addOption(dataOption())
+    .action(async (opts: { data: string }) => {
+      await withCore(opts.data, async (core) => {
+        const password = randomAlnum(8);
+        await bootstrap(core, { adminPassword: password });
+        const user = await core.accounts.admin();
+        await core.accounts.setPassword(user, password);
+        console.log(`admin user: ${user.username}`);
+        console.log(`new password: ${password}`);
+      });
+    });
+
+  admin
+    .command('token')
+    .description('print the permanent admin token')
+    .addOption(dataOption())
+    .action(async (opts: { data: string }) => {
+      await withCore(opts.data, async (core) => {
+        await bootstrap(core);
+        console.log(core.settings.get('token'));
+      });
+    });
+
+  const storage = program.command('storage').description('storages');
+  storage
+    .command('list')
+    .description('list the storages')
+    .addOption(dataOption())
+    .action(async (opts: { data: string }) => {
+      await withCore(opts.data, async (core) => {
+        await bootstrap(core);
+        const rows = await core.repos.storages.all();
+        const table = rows.map((s) => ({
+          id: String(s.id),
+          mount_path: s.mount_path,
+          driver: s.driver,
+          status: s.disabled ? 'disabled' : s.status,
+          order: String(s.order),
+          remark: s.remark.split('\n')[0] ?? '',
+        }));
+        printTable(['id', 'mount_path', 'driver', 'status', 'order', 'remark'], table);
+        console.log(`${rows.length} storage(s)`);
+      });
+    });
+
+  program
+    .command('version')
+    .description('print version information')
+    .addOption(dataOption())
+    .action(() => {
+      console.log(`Atrium ${VERSION.atrium}`);
+      console.log(`API: ${VERSION.apiVersion}`);
+      console.log(`Node.js: ${process.version}`);
+    });
+
+  return program;
+}
+
+function printTable(columns: string[], rows: Array<Record<string, string>>): void {
+  const widths = columns.map((c) => Math.max(c.length, ...rows.map((r) => (r[c] ?? '').length)));
+  const line = (cells: string[]) => cells.map((v, i) => v.padEnd(widths[i]!)).join('  ').trimEnd();
+  console.log(line(columns));
+  for (const r of rows) console.log(line(columns.map((c) => r[c] ?? '')));
+}
+
+export async function main(argv: string[]): Promise<void> {
+  try {
+    await buildCli().parseAsync(argv);
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      console.error(`atrium: config error: ${err.message}`);
+      process.exit(2);
+    }
+    console.error(`atrium: ${(err as Error).message}`);
+    process.exit(1);
+  }
+}

@@ -1,0 +1,35 @@
+import { loadConfig } from '../config/load.js';
+import { bootstrap, openCore } from '../core.js';
+import { buildApp } from '../server/app.js';
+import { listen } from '../server/listen.js';
+
+/** `atrium server`: bootstrap the data folder, start the listeners, stop cleanly on signals. */
+export async function runServer(dataDir: string, port?: number): Promise<void> {
+  const loaded = loadConfig(dataDir);
+  if (loaded.config.delayed_start > 0) await new Promise((r) => setTimeout(r, loaded.config.delayed_start * 1000));
+  const core = openCore(loaded);
+  const { adminPassword } = await bootstrap(core);
+  if (adminPassword) {
+    // Printed once, on the run that created the admin user; never written to the log file.
+    console.log(`Successfully created the admin user and the initial password is: ${adminPassword}`);
+    core.log.info('created the admin user (initial password printed on the console)');
+  }
+  const app = await buildApp(core);
+  const server = await listen(app, core, port);
+  core.log.info({ urls: server.urls, data: core.dataDir }, 'atrium started');
+  console.log(`Atrium is listening on ${server.urls.join(', ')} (data: ${core.dataDir})`);
+
+  let stopping = false;
+  const stop = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    core.log.info({ signal }, 'shutting down');
+    const timer = setTimeout(() => process.exit(1), 10_000);
+    timer.unref();
+    await server.close();
+    await core.close();
+    process.exit(0);
+  };
+  process.on('SIGINT', () => void stop('SIGINT'));
+  process.on('SIGTERM', () => void stop('SIGTERM'));
+}

@@ -1,0 +1,139 @@
+import { randomAlnum } from '../util/random.js';
+
+export type DbType = 'sqlite3' | 'postgres' | 'mysql';
+
+export interface TaskKindConfig {
+  workers: number;
+  max_retry: number;
+  task_persistant: boolean;
+}
+
+export interface Config {
+  force: boolean;
+  site_url: string;
+  cdn: string;
+  jwt_secret: string;
+  token_expires_in: number;
+  database: {
+    type: DbType;
+    host: string;
+    port: number;
+    user: string;
+    password: string;
+    name: string;
+    db_file: string;
+    table_prefix: string;
+    ssl_mode: string;
+    dsn: string;
+  };
+  scheme: {
+    address: string;
+    http_port: number;
+    https_port: number;
+    force_https: boolean;
+    cert_file: string;
+    key_file: string;
+    unix_file: string;
+    unix_file_perm: string;
+  };
+  temp_dir: string;
+  dist_dir: string;
+  log: {
+    enable: boolean;
+    level: string;
+    name: string;
+    max_size: number;
+    max_backups: number;
+    max_age: number;
+    compress: boolean;
+  };
+  delayed_start: number;
+  max_connections: number;
+  tls_insecure_skip_verify: boolean;
+  tasks: {
+    download: TaskKindConfig;
+    transfer: TaskKindConfig;
+    upload: TaskKindConfig;
+    copy: TaskKindConfig;
+    move: TaskKindConfig;
+    decompress: TaskKindConfig;
+    decompress_upload: TaskKindConfig;
+    allow_retry_canceled: boolean;
+  };
+  cors: {
+    allow_origins: string[];
+    allow_methods: string[];
+    allow_headers: string[];
+  };
+}
+
+const task = (workers: number, max_retry: number, task_persistant: boolean): TaskKindConfig => ({
+  workers,
+  max_retry,
+  task_persistant,
+});
+
+/**
+ * The defaults written into a new config.json. File paths are relative to the data
+ * folder (see config/load.ts), so a data folder can be moved as a whole.
+ */
+export function defaultConfig(): Config {
+  return {
+    force: false,
+    site_url: '',
+    cdn: '',
+    jwt_secret: randomAlnum(16),
+    token_expires_in: 48,
+    database: {
+      type: 'sqlite3',
+      host: '',
+      port: 0,
+      user: '',
+      password: '',
+      name: '',
+      db_file: 'data.db',
+      table_prefix: 'x_',
+      ssl_mode: '',
+      dsn: '',
+    },
+    scheme: {
+      address: '0.0.0.0',
+      http_port: 5244,
+      https_port: -1,
+      force_https: false,
+      cert_file: '',
+      key_file: '',
+      unix_file: '',
+      unix_file_perm: '',
+    },
+    temp_dir: 'temp',
+    dist_dir: '',
+    log: {
+      enable: true,
+      level: 'info',
+      name: 'log/log.log',
+      max_size: 50,
+      max_backups: 30,
+      max_age: 28,
+      compress: false,
+    },
+    delayed_start: 0,
+    max_connections: 0,
+    tls_insecure_skip_verify: false,
+    tasks: {
+      download: task(5, 1, true),
+      transfer: task(5, 2, true),
+      upload: task(5, 0, false),
+      copy: task(5, 2, true),
+      move: task(5, 2, true),
+      decompress: task(5, 2, true),
+      decompress_upload: task(5, 2, false),
+      allow_retry_canceled: false,
+    },
+    cors: {
+      allow_origins: ['*'],
+      allow_methods: ['*'],
+      allow_headers: ['*'],
+    },
+  };
+}

@@ -1,0 +1,127 @@
+import { mkdirSync } from 'node:fs';
+import path from 'node:path';
+import { Accounts } from './auth/accounts.js';
+import { LoginLimiter } from './auth/login-limiter.js';
+import { TokenService } from './auth/tokens.js';
+import { envAdminPassword } from './config/env.js';
+import type { LoadedConfig } from './config/load.js';
+import { type DbHandle, openDatabase } from './db/index.js';
+import { migrate } from './db/migrations.js';
+import { SessionsRepo } from './db/sessions.js';
+import { SettingsRepo } from './db/settings.js';
+import { StoragesRepo } from './db/storages.js';
+import { UsersRepo } from './db/users.js';
+import { type Logger, createLogger } from './logger.js';
+import { Settings } from './settings/service.js';
+
+export interface Repos {
+  users: UsersRepo;
+  sessions: SessionsRepo;
+  settings: SettingsRepo;
+  storages: StoragesRepo;
+}
+
+/** Everything a process holds once: configuration, database, repositories and services. */
+export interface Core {
+  dataDir: string;
+  config: LoadedConfig['config'];
+  log: Logger;
+  db: DbHandle;
+  repos: Repos;
+  settings: Settings;
+  accounts: Accounts;
+  limiter: LoginLimiter;
+  close(): Promise<void>;
+}
+
+export interface OpenOptions {
+  log?: Logger;
+  /** Don't log to stdout (CLI commands other than `server`). */
+  quiet?: boolean;
+}
+
+export function openCore(loaded: LoadedConfig, opts: OpenOptions = {}): Core {
+  const { config, dataDir } = loaded;
+  const log = opts.log ?? createLogger(config, { quiet: opts.quiet });
+  const db = openDatabase(config.database);
+  const repos: Repos = {
+    users: new UsersRepo(db),
+    sessions: new SessionsRepo(db),
+    settings: new SettingsRepo(db),
+    storages: new StoragesRepo(db),
+  };
+  const settings = new Settings(repos.settings);
+  const limiter = new LoginLimiter();
+  const tokens = new TokenService(config.jwt_secret, config.token_expires_in, repos.sessions);
+  const accounts = new Accounts(repos.users, settings, tokens, limiter);
+  return {
+    dataDir,
+    config,
+    log,
+    db,
+    repos,
+    settings,
+    accounts,
+    limiter,
+    close: () => db.close(),
+  };
+}
+
+export interface BootstrapResult {
+  /** The admin password, when the admin user was created by this call. */
+  adminPassword?: string;
+  /** True when the database had no users before (a new installation). */
+  fresh: boolean;
+}
+
+/**
+ * Brings the database to the current schema and seeds a new installation: settings, the
+ * admin and guest users, and a Local storage at `/` rooted at `<data>/files`. Every entry
+ * point (server and CLI) runs it, so any of them can be the first to touch a data folder.
+ */
+export async function bootstrap(core: Core, opts: { adminPassword?: string } = {}): Promise<BootstrapResult> {
+  await migrate(core.db);
+  await core.settings.reconcile();
+  const fresh = (await core.repos.users.count()) === 0;
+  const adminPassword = await core.accounts.ensureDefaultUsers(opts.adminPassword ?? envAdminPassword());
+  mkdirSync(core.config.temp_dir, { recursive: true });
+  if (fresh && (await core.repos.storages.count()) === 0) {
+    const root = path.join(core.dataDir, 'files');
+    mkdirSync(root, { recursive: true });
+    await core.repos.storages.create(defaultLocalStorage(root));
+  }
+  return { adminPassword, fresh };
+}
+
+function defaultLocalStorage(root: string) {
+  return {
+    mount_path: '/',
+    order: 0,
+    driver: 'Local',
+    cache_expiration: 0,
+    custom_cache_policies: '',
+    status: 'work',
+    addition: JSON.stringify({
+      root_folder_path: root,
+      thumbnail: false,
+      thumb_cache_folder: '',
+      thumb_concurrency: '16',
+      show_hidden: true,
+      mkdir_perm: '777',
+      recycle_bin_path: 'delete permanently',
+    }),
+    remark: '',
+    modified: Date.now(),
+    disabled: false,
+    disable_index: false,
+    enable_sign: false,
+    order_by: 'name',
+    order_direction: 'asc',
+    extract_folder: 'front',
+    web_proxy: false,
+    webdav_policy: 'native_proxy',
+    proxy_range: false,
+    down_proxy_url: '',
+    disable_proxy_sign: false,
+  };
+}

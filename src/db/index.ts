@@ -1,0 +1,86 @@
+import { mkdirSync } from 'node:fs';
+import path from 'node:path';
+import SQLite from 'better-sqlite3';
+import { type InsertQueryBuilder, type InsertResult, Kysely, MysqlDialect, PostgresDialect, SqliteDialect } from 'kysely';
+import { createPool as createMysqlPool } from 'mysql2';
+import pg from 'pg';
+import type { Config, DbType } from '../config/defaults.js';
+import { TablePrefixPlugin } from './prefix-plugin.js';
+import type { Database } from './schema.js';
+
+// BIGINT (int8) columns hold sizes and millisecond times, all below 2^53: read them as numbers.
+pg.types.setTypeParser(20, (v: string) => Number(v));
+// NUMERIC/DOUBLE come back as strings from pg; progress is a double.
+pg.types.setTypeParser(701, (v: string) => Number(v));
+
+export type Db = Kysely<Database>;
+
+export interface DbHandle {
+  db: Db;
+  type: DbType;
+  prefix: string;
+  close(): Promise<void>;
+}
+
+function postgresPool(c: Config['database']): pg.Pool {
+  if (c.dsn) return new pg.Pool({ connectionString: c.dsn, max: 10 });
+  return new pg.Pool({
+    host: c.host || '127.0.0.1',
+    port: c.port || 5432,
+    user: c.user || undefined,
+    password: c.password || undefined,
+    database: c.name || undefined,
+    ssl: c.ssl_mode && c.ssl_mode !== 'disable' ? { rejectUnauthorized: c.ssl_mode === 'verify-full' } : undefined,
+    max: 10,
+  });
+}
+
+function mysqlPool(c: Config['database']) {
+  if (c.dsn) return createMysqlPool({ uri: c.dsn, connectionLimit: 10, supportBigNumbers: true, bigNumberStrings: false });
+  return createMysqlPool({
+    host: c.host || '127.0.0.1',
+    port: c.port || 3306,
+    user: c.user || 'root',
+    password: c.password || undefined,
+    database: c.name || undefined,
+    ssl: c.ssl_mode && c.ssl_mode !== 'false' && c.ssl_mode !== 'disable' ? { rejectUnauthorized: c.ssl_mode !== 'skip-verify' } : undefined,
+    connectionLimit: 10,
+    supportBigNumbers: true,
+    bigNumberStrings: false,
+    charset: 'utf8mb4',
+  });
+}
+
+export function openDatabase(config: Config['database']): DbHandle {
+  const plugins = [new TablePrefixPlugin(config.table_prefix)];
+  let db: Db;
+  if (config.type === 'postgres') {
+    db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: postgresPool(config) }), plugins });
+  } else if (config.type === 'mysql') {
+    db = new Kysely<Database>({ dialect: new MysqlDialect({ pool: mysqlPool(config) }), plugins });
+  } else {
+    mkdirSync(path.dirname(config.db_file), { recursive: true });
+    const sqlite = new SQLite(config.db_file);
+    sqlite.pragma('journal_mode = WAL');
+    sqlite.pragma('busy_timeout = 10000');
+    sqlite.pragma('synchronous = NORMAL');
+    db = new Kysely<Database>({ dialect: new SqliteDialect({ database: sqlite }), plugins });
+  }
+  return { db, type: config.type, prefix: config.table_prefix, close: () => db.destroy() };
+}
+
+/** Inserts one row and returns its generated id on every back end (MySQL has no RETURNING). */
+export async function insertReturningId<T extends keyof Database>(
+  handle: DbHandle,
+  query: InsertQueryBuilder<Database, T, InsertResult>,
+): Promise<number> {
+  if (handle.type === 'mysql') {
+    const result = await query.executeTakeFirstOrThrow();
+    return Number(result.insertId);
+  }
+  const row = (await query.returning('id' as never).executeTakeFirstOrThrow()) as unknown as { id: number };
+  return Number(row.id);
+}
+
+export const bool = (v: number | boolean | null | undefined): boolean => Boolean(v);
+export const bit = (v: boolean | undefined): number => (v ? 1 : 0);

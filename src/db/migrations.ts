@@ -1,0 +1,202 @@
+import { type CreateTableBuilder, type Kysely, sql } from 'kysely';
+import type { DbHandle } from './index.js';
+
+type AnyDb = Kysely<any>;
+
+interface MigrationContext {
+  db: AnyDb;
+  type: DbHandle['type'];
+  prefix: string;
+}
+
+interface Migration {
+  version: number;
+  name: string;
+  up(ctx: MigrationContext): Promise<void>;
+}
+
+/** Dialect-neutral table creation: auto-increment ids, and a binary collation on MySQL so that
+ * names and paths compare case-sensitively everywhere, as they do on SQLite and PostgreSQL. */
+function table(ctx: MigrationContext, name: string, withId: boolean): CreateTableBuilder<string, never> {
+  let t = ctx.db.schema.createTable(name).ifNotExists() as CreateTableBuilder<string, never>;
+  if (withId) {
+    if (ctx.type === 'postgres') t = t.addColumn('id', 'serial', (c) => c.primaryKey());
+    else t = t.addColumn('id', 'integer', (c) => c.primaryKey().autoIncrement());
+  }
+  if (ctx.type === 'mysql') t = t.modifyEnd(sql`ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin`);
+  return t;
+}
+
+/** Short, indexable text: VARCHAR on MySQL (TEXT cannot be indexed there without a length). */
+const key = (ctx: MigrationContext, len = 255) => (ctx.type === 'mysql' ? sql.raw(`varchar(${len})`) : sql.raw('text'));
+const text = (ctx: MigrationContext) => (ctx.type === 'mysql' ? sql.raw('longtext') : sql.raw('text'));
+
+async function index(ctx: MigrationContext, tableName: string, name: string, columns: string[], unique = false) {
+  let q = ctx.db.schema.createIndex(`${ctx.prefix}${name}`).on(tableName).columns(columns);
+  if (unique) q = q.unique();
+  if (ctx.type !== 'mysql') q = q.ifNotExists();
+  await q.execute();
+}
+
+export const MIGRATIONS: Migration[] = [
+  {
+    version: 1,
+    name: 'initial tables',
+    async up(ctx) {
+      await table(ctx, 'users', true)
+        .addColumn('username', key(ctx), (c) => c.notNull())
+        .addColumn('pwd_hash', key(ctx, 128), (c) => c.notNull().defaultTo(''))
+        .addColumn('salt', key(ctx, 64), (c) => c.notNull().defaultTo(''))
+        .addColumn('pwd_ts', 'bigint', (c) => c.notNull().defaultTo(0))
+        .addColumn('base_path', text(ctx), (c) => c.notNull())
+        .addColumn('role', 'integer', (c) => c.notNull().defaultTo(0))
+        .addColumn('permission', 'integer', (c) => c.notNull().defaultTo(0))
+        .addColumn('otp_secret', key(ctx, 128), (c) => c.notNull().defaultTo(''))
+        .addColumn('disabled', 'integer', (c) => c.notNull().defaultTo(0))
+        .addColumn('sso_id', key(ctx), (c) => c.notNull().defaultTo(''))
+        .addColumn('authn', text(ctx), (c) => c.notNull())
+        .execute();
+      await index(ctx, 'users', 'users_username', ['username'], true);
+
+      await table(ctx, 'sessions', false)
+        .addColumn('id', key(ctx, 64), (c) => c.primaryKey())
+        .addColumn('user_id', 'integer', (c) => c.notNull())
+        .addColumn('created_at', 'bigint', (c) => c.notNull())
+        .addColumn('expires_at', 'bigint', (c) => c.notNull())
+        .addColumn('ip', key(ctx, 64), (c) => c.notNull().defaultTo(''))
+        .addColumn('user_agent', text(ctx), (c) => c.notNull())
+        .execute();
+      await index(ctx, 'sessions', 'sessions_user', ['user_id']);
+      await index(ctx, 'sessions', 'sessions_expires', ['expires_at']);
+
+      await table(ctx, 'setting_items', false)
+        .addColumn('key', key(ctx), (c) => c.primaryKey())
+        .addColumn('value', text(ctx), (c) => c.notNull())
+        .addColumn('help', text(ctx), (c) => c.notNull())
+        .addColumn('type', key(ctx, 32), (c) => c.notNull().defaultTo('string'))
+        .addColumn('options', text(ctx), (c) => c.notNull())
+        .addColumn('group', 'integer', (c) => c.notNull().defaultTo(0))
+        .addColumn('flag', 'integer', (c) => c.notNull().defaultTo(0))
+        .addColumn('index', 'integer', (c) => c.notNull().defaultTo(0))
+        .execute();
+
+      await table(ctx, 'storages', true)
+        .addColumn('mount_path', key(ctx, 512), (c) => c.notNull())
+        .addColumn('order', 'integer', (c) => c.notNull().defaultTo(0))
+        .addColumn('driver', key(ctx, 64), (c) => c.notNull())
+        .addColumn('cache_expiration', 'integer', (c) => c.notNull().defaultTo(0))
+        .addColumn('custom_cache_policies', text(ctx), (c) => c.notNull())
+        .addColumn('status', text(ctx), (c) => c.notNull())
+        .addColumn('addition', text(ctx), (c) => c.notNull())
+        .addColumn('remark', text(ctx), (c) => c.notNull())
+        .addColumn('modified', 'bigint', (c) => c.notNull())
+        .addColumn('disabled', 'integer', (c) => c.notNull().defaultTo(0))
+        .addColumn('disable_index', 'integer', (c) => c.notNull().defaultTo(0))
+        .addColumn('enable_sign', 'integer', (c) => c.notNull().defaultTo(0))
+        .addColumn('order_by', key(ctx, 32), (c) => c.notNull().defaultTo(''))
+        .addColumn('order_direction', key(ctx, 32), (c) => c.notNull().defaultTo(''))
+        .addColumn('extract_folder', key(ctx, 32), (c) => c.notNull().defaultTo(''))
+        .addColumn('web_proxy', 'integer', (c) => c.notNull().defaultTo(0))
+        .addColumn('webdav_policy', key(ctx, 32), (c) => c.notNull().defaultTo(''))
+        .addColumn('proxy_range', 'integer', (c) => c.notNull().defaultTo(0))
+        .addColumn('down_proxy_url', text(ctx), (c) => c.notNull())
+        .addColumn('disable_proxy_sign', 'integer', (c) => c.notNull().defaultTo(0))
+        .execute();
+      await index(ctx, 'storages', 'storages_mount_path', ['mount_path'], true);
+
+      await table(ctx, 'meta', true)
+        .addColumn('path', key(ctx, 512), (c) => c.notNull())
+        .addColumn('password', text(ctx), (c) => c.notNull())
+        .addColumn('p_sub', 'integer', (c) => c.notNull().defaultTo(0))
+        .addColumn('write', 'integer', (c) => c.notNull().defaultTo(0))
+        .addColumn('w_sub', 'integer', (c) => c.notNull().defaultTo(0))
+        .addColumn('hide', text(ctx), (c) => c.notNull())
+        .addColumn('h_sub', 'integer', (c) => c.notNull().defaultTo(0))
+        .addColumn('readme', text(ctx), (c) => c.notNull())
+        .addColumn('r_sub', 'integer', (c) => c.notNull().defaultTo(0))
+        .addColumn('header', text(ctx), (c) => c.notNull())
+        .addColumn('header_sub', 'integer', (c) => c.notNull().defaultTo(0))
+        .execute();
+      await index(ctx, 'meta', 'meta_path', ['path'], true);
+
+      await table(ctx, 'ssh_public_keys', true)
+        .addColumn('user_id', 'integer', (c) => c.notNull())
+        .addColumn('title', key(ctx), (c) => c.notNull())
+        .addColumn('fingerprint', key(ctx, 128), (c) => c.notNull())
+        .addColumn('key_str', text(ctx), (c) => c.notNull())
+        .addColumn('added_time', 'bigint', (c) => c.notNull())
+        .addColumn('last_used_time', 'bigint', (c) => c.notNull())
+        .execute();
+      await index(ctx, 'ssh_public_keys', 'ssh_keys_user_title', ['user_id', 'title'], true);
+
+      await table(ctx, 'tasks', false)
+        .addColumn('id', key(ctx, 64), (c) => c.primaryKey())
+        .addColumn('kind', key(ctx, 64), (c) => c.notNull())
+        .addColumn('name', text(ctx), (c) => c.notNull())
+        .addColumn('creator_id', 'integer', (c) => c.notNull())
+        .addColumn('creator', key(ctx), (c) => c.notNull())
+        .addColumn('creator_role', 'integer', (c) => c.notNull())
+        .addColumn('state', 'integer', (c) => c.notNull())
+        .addColumn('status', text(ctx), (c) => c.notNull())
+        .addColumn('progress', 'double precision', (c) => c.notNull().defaultTo(0))
+        .addColumn('error', text(ctx), (c) => c.notNull())
+        .addColumn('total_bytes', 'bigint', (c) => c.notNull().defaultTo(0))
+        .addColumn('retry_count', 'integer', (c) => c.notNull().defaultTo(0))
+        .addColumn('payload', text(ctx), (c) => c.notNull())
+        .addColumn('start_time', 'bigint', (c) => c.notNull().defaultTo(0))
+        .addColumn('end_time', 'bigint', (c) => c.notNull().defaultTo(0))
+        .addColumn('created_at', 'bigint', (c) => c.notNull())
+        .addColumn('updated_at', 'bigint', (c) => c.notNull())
+        .execute();
+      await index(ctx, 'tasks', 'tasks_kind_state', ['kind', 'state']);
+    },
+  },
+];
+
+/** Stable 32-bit number for the PostgreSQL advisory lock of one table prefix. */
+function lockId(prefix: string): number {
+  let h = 0x41545249; // "ATRI"
+  for (const ch of prefix) h = (Math.imul(h, 31) + ch.charCodeAt(0)) | 0;
+  return h;
+}
+
+/**
+ * Applies the migrations not yet recorded in `schema_migrations`, holding a database-wide
+ * lock so that several processes starting together on one database migrate it once.
+ */
+export async function migrate(handle: DbHandle): Promise<number[]> {
+  const applied: number[] = [];
+  await handle.db.connection().execute(async (conn) => {
+    const ctx: MigrationContext = { db: conn as AnyDb, type: handle.type, prefix: handle.prefix };
+    const lockName = `atrium_migrate_${handle.prefix}`;
+    if (handle.type === 'postgres') await sql`select pg_advisory_lock(${lockId(handle.prefix)})`.execute(conn);
+    if (handle.type === 'mysql') await sql`select get_lock(${lockName}, 120)`.execute(conn);
+    try {
+      await table(ctx, 'schema_migrations', false)
+        .addColumn('version', 'integer', (c) => c.primaryKey())
+        .addColumn('name', key(ctx), (c) => c.notNull())
+        .addColumn('applied_at', 'bigint', (c) => c.notNull())
+        .execute();
+      const done = new Set(
+        (await conn.selectFrom('schema_migrations').select('version').execute()).map((r) => Number(r.version)),
+      );
+      for (const m of MIGRATIONS) {
+        if (done.has(m.version)) continue;
+        await m.up(ctx);
+        await conn.insertInto('schema_migrations').values({ version: m.version, name: m.name, applied_at: Date.now() }).execute();
+        applied.push(m.version);
+      }
+    } finally {
+      if (handle.type === 'postgres') await sql`select pg_advisory_unlock(${lockId(handle.prefix)})`.execute(conn);
+      if (handle.type === 'mysql') await sql`select release_lock(${lockName})`.execute(conn);
+    }
+  });
+  return applied;
+}
+
+/** Drops every table of this prefix (tests use a prefix of their own on shared servers). */
+export async function dropAll(handle: DbHandle): Promise<void> {
+  for (const name of ['users', 'sessions', 'setting_items', 'storages', 'meta', 'ssh_public_keys', 'tasks', 'schema_migrations']) {
+    await handle.db.schema.dropTable(name).ifExists().execute();
+  }
+}

@@ -1,0 +1,126 @@
+import type { Generated } from 'kysely';
+
+// Table names without the configured prefix (the prefix plugin adds it). Booleans are
+// stored as integers 0/1 on every back end so rows read the same everywhere; times are
+// Unix milliseconds.
+
+export interface UsersTable {
+  id: Generated<number>;
+  username: string;
+  pwd_hash: string;
+  salt: string;
+  pwd_ts: number;
+  base_path: string;
+  role: number;
+  permission: number;
+  otp_secret: string;
+  disabled: number;
+  sso_id: string;
+  authn: string;
+}
+
+export interface SessionsTable {
+  id: string;
+  user_id: number;
+  created_at: number;
+  expires_at: number;
+  ip: string;
+  user_agent: string;
+}
+
+export interface SettingItemsTable {
+  key: string;
+  value: string;
+  help: string;
+  type: string;
+  options: string;
+  group: number;
+  flag: number;
+  index: number;
+}
+
+export interface StoragesTable {
+  id: Generated<number>;
+  mount_path: string;
+  order: number;
+  driver: string;
+  cache_expiration: number;
+  custom_cache_policies: string;
+  status: string;
+  addition: string;
+  remark: string;
+  modified: number;
+  disabled: number;
+  disable_index: number;
+  enable_sign: number;
+  order_by: string;
+  order_direction: string;
+  extract_folder: string;
+  web_proxy: number;
+  webdav_policy: string;
+  proxy_range: number;
+  down_proxy_url: string;
+  disable_proxy_sign: number;
+}
+
+export interface MetaTable {
+  id: Generated<number>;
+  path: string;
+  password: string;
+  p_sub: number;
+  write: number;
+  w_sub: number;
+  hide: string;
+  h_sub: number;
+  readme: string;
+  r_sub: number;
+  header: string;
+  header_sub: number;
+}
+
+export interface SshPublicKeysTable {
+  id: Generated<number>;
+  user_id: number;
+  title: string;
+  fingerprint: string;
+  key_str: string;
+  added_time: number;
+  last_used_time: number;
+}
+
+export interface TasksTable {
+  id: string;
+  kind: string;
+  name: string;
+  creator_id: number;
+  creator: string;
+  creator_role: number;
+  state: number;
+  status: string;
+  progress: number;
+  error: string;
+  total_bytes: number;
+  retry_count: number;
+  payload: string;
+  start_time: number;
+  end_time: number;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface SchemaMigrationsTable {
+  version: number;
+  name: string;
+  applied_at: number;
+}
+
+export interface Database {
+  users: UsersTable;
+  sessions: SessionsTable;
+  setting_items: SettingItemsTable;
+  storages: StoragesTable;
+  meta: MetaTable;
+  ssh_public_keys: SshPublicKeysTable;
+  tasks: TasksTable;
+  schema_migrations: SchemaMigrationsTable;
+}

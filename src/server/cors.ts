@@ -1,0 +1,33 @@
+import type { FastifyInstance } from 'fastify';
+import type { Config } from '../config/defaults.js';
+
+const ALL_METHODS = 'GET,HEAD,POST,PUT,DELETE,PATCH,OPTIONS';
+
+/**
+ * CORS for the API and download routes (`/api`, `/d`, `/p`), from the config's `cors`
+ * section. `*` for headers reflects what the browser asks for, since a literal `*` does not
+ * cover `Authorization`.
+ */
+export function registerCors(app: FastifyInstance, cors: Config['cors'], prefixes: string[]): void {
+  const anyOrigin = cors.allow_origins.includes('*');
+  const methods = cors.allow_methods.includes('*') ? ALL_METHODS : cors.allow_methods.join(',');
+  const applies = (url: string) => prefixes.some((p) => url === p || url.startsWith(`${p}/`) || url.startsWith(`${p}?`));
+
+  app.addHook('onRequest', async (req, reply) => {
+    if (!applies(req.url)) return;
+    const origin = req.headers.origin;
+    if (!origin) return;
+    if (!anyOrigin && !cors.allow_origins.includes(origin)) return;
+    reply.header('Access-Control-Allow-Origin', anyOrigin ? '*' : origin);
+    if (!anyOrigin) reply.header('Vary', 'Origin');
+    reply.header('Access-Control-Expose-Headers', 'Content-Length, Content-Range, Content-Disposition, ETag');
+    if (req.method === 'OPTIONS' && req.headers['access-control-request-method']) {
+      const asked = req.headers['access-control-request-headers'];
+      const headers = cors.allow_headers.includes('*') ? (asked ?? '*') : cors.allow_headers.join(',');
+      reply.header('Access-Control-Allow-Methods', methods);
+      reply.header('Access-Control-Allow-Headers', headers);
+      reply.header('Access-Control-Max-Age', '86400');
+      return reply.code(204).send();
+    }
+  });
+}

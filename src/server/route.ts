@@ -1,0 +1,73 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest, HTTPMethods } from 'fastify';
+import type { z } from 'zod';
+import type { Principal } from '../auth/accounts.js';
+import { isAdmin } from '../auth/permissions.js';
+import type { Core } from '../core.js';
+import { Forbidden } from '../errors.js';
+import { ok } from './envelope.js';
+import { parseInput } from './validation.js';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    principal?: Principal;
+  }
+}
+
+export type AuthLevel = 'none' | 'user' | 'admin';
+
+/**
+ * Where the input comes from: `query`; `body` (JSON or form); `any` = the query for GET and
+ * the body otherwise, as the original's routes registered for any method.
+ */
+export type InputSource = 'query' | 'body' | 'any';
+
+export interface RouteContext<I> {
+  input: I;
+  principal: Principal;
+  req: FastifyRequest;
+  reply: FastifyReply;
+}
+
+export interface ApiRoute<S extends z.ZodType> {
+  method: HTTPMethods | HTTPMethods[];
+  url: string;
+  auth: AuthLevel;
+  input?: S;
+  from?: InputSource;
+  handler(ctx: RouteContext<z.infer<S>>): Promise<unknown> | unknown;
+}
+
+export const ANY: HTTPMethods[] = ['GET', 'POST'];
+export const MSG_NOT_ADMIN = 'You are not an admin';
+
+/** Resolves the caller; used by JSON routes and by /d, /p. */
+export async function authenticate(core: Core, req: FastifyRequest, level: AuthLevel): Promise<Principal | undefined> {
+  if (level === 'none') return undefined;
+  const principal = await core.accounts.resolve(req.headers.authorization);
+  if (level === 'admin' && !isAdmin(principal.user)) throw new Forbidden(MSG_NOT_ADMIN);
+  req.principal = principal;
+  return principal;
+}
+
+function rawInput(req: FastifyRequest, from: InputSource): unknown {
+  if (from === 'query' || (from === 'any' && req.method === 'GET')) return req.query;
+  return req.body && typeof req.body === 'object' ? req.body : {};
+}
+
+/**
+ * Registers a JSON API route: authenticate, validate, call the handler, wrap its value in
+ * the success envelope. Errors travel to the app's error handler (server/envelope.ts).
+ */
+export function apiRoute<S extends z.ZodType>(app: FastifyInstance, core: Core, def: ApiRoute<S>): void {
+  app.route({
+    method: def.method,
+    url: def.url,
+    handler: async (req, reply) => {
+      const principal = await authenticate(core, req, def.auth);
+      const input = def.input ? parseInput(def.input, rawInput(req, def.from ?? 'body')) : (undefined as z.infer<S>);
+      const data = await def.handler({ input, principal: principal as Principal, req, reply });
+      if (reply.sent) return reply;
+      return reply.type('application/json; charset=utf-8').send(ok(data ?? null));
+    },
+  });
+}

@@ -1,0 +1,103 @@
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import QRCode from 'qrcode';
+import { z } from 'zod';
+import { Accounts, userJson } from '../../auth/accounts.js';
+import { isGuest } from '../../auth/permissions.js';
+import { newTotpSecret, verifyTotp } from '../../auth/totp.js';
+import type { Core } from '../../core.js';
+import { BadRequest, Forbidden } from '../../errors.js';
+import { ANY, apiRoute } from '../route.js';
+
+const loginBody = z.object({
+  username: z.string().min(1, 'username is required'),
+  password: z.string().default(''),
+  otp_code: z.string().default(''),
+});
+
+function client(req: FastifyRequest) {
+  return { ip: req.ip, userAgent: String(req.headers['user-agent'] ?? '') };
+}
+
+/** Login, logout, 2FA, and the caller's own account (`/api/auth/*`, `/api/me*`). */
+export function authRoutes(app: FastifyInstance, core: Core): void {
+  apiRoute(app, core, {
+    method: 'POST',
+    url: '/api/auth/login',
+    auth: 'none',
+    input: loginBody,
+    handler: async ({ input, req }) => {
+      const token = await core.accounts.login({
+        ...client(req),
+        username: input.username,
+        hash: Accounts.hashForLogin(input.password),
+        otpCode: input.otp_code,
+      });
+      return { token };
+    },
+  });
+
+  apiRoute(app, core, {
+    method: 'POST',
+    url: '/api/auth/login/hash',
+    auth: 'none',
+    input: loginBody,
+    handler: async ({ input, req }) => {
+      if (input.password === '') throw new BadRequest('password is empty');
+      const token = await core.accounts.login({ ...client(req), username: input.username, hash: input.password, otpCode: input.otp_code });
+      return { token };
+    },
+  });
+
+  apiRoute(app, core, {
+    method: ANY,
+    url: '/api/auth/logout',
+    auth: 'user',
+    handler: async ({ principal }) => {
+      await core.accounts.logout(principal);
+      return null;
+    },
+  });
+
+  apiRoute(app, core, {
+    method: 'POST',
+    url: '/api/auth/2fa/generate',
+    auth: 'user',
+    handler: async ({ principal }) => {
+      if (isGuest(principal.user)) throw new Forbidden('Guest user can not generate 2FA code');
+      const { secret, uri } = newTotpSecret(principal.user.username);
+      const qr = await QRCode.toDataURL(uri, { width: 400, margin: 1 });
+      return { qr, secret };
+    },
+  });
+
+  apiRoute(app, core, {
+    method: 'POST',
+    url: '/api/auth/2fa/verify',
+    auth: 'user',
+    input: z.object({ code: z.string().min(1, 'code is required'), secret: z.string().min(1, 'secret is required') }),
+    handler: async ({ input, principal }) => {
+      if (isGuest(principal.user)) throw new Forbidden('Guest user can not generate 2FA code');
+      if (!verifyTotp(input.secret, input.code, principal.user.username)) throw new BadRequest('Invalid 2FA code');
+      await core.repos.users.update({ ...principal.user, otpSecret: input.secret });
+      return null;
+    },
+  });
+
+  apiRoute(app, core, {
+    method: 'GET',
+    url: '/api/me',
+    auth: 'user',
+    handler: ({ principal }) => userJson(principal.user, true),
+  });
+
+  apiRoute(app, core, {
+    method: 'POST',
+    url: '/api/me/update',
+    auth: 'user',
+    input: z.object({ username: z.string().optional(), password: z.string().optional(), sso_id: z.string().optional() }),
+    handler: async ({ input, principal }) => {
+      await core.accounts.updateMe(principal.user, input);
+      return null;
+    },
+  });
+}

@@ -1,0 +1,40 @@
+import { z } from 'zod';
+import { BadRequest } from '../errors.js';
+
+/** An integer given as a JSON number or, from a query string, as decimal text. */
+export const int = () =>
+  z.union([
+    z.number().int(),
+    z
+      .string()
+      .regex(/^-?\d+$/, 'must be an integer')
+      .transform(Number),
+  ]);
+
+/** A boolean given as JSON or as the text true/false/1/0. */
+export const boolish = () =>
+  z.union([z.boolean(), z.enum(['true', 'false', '1', '0', '']).transform((v) => v === 'true' || v === '1')]);
+
+export const pageQuery = z.object({
+  page: int().optional(),
+  per_page: int().optional(),
+});
+
+/** The original's PageReq: page < 1 → 1, per_page < 1 → everything. */
+export function pageOf(input: { page?: number; per_page?: number }): { page: number; perPage: number } {
+  const page = input.page && input.page > 0 ? input.page : 1;
+  const perPage = input.per_page && input.per_page > 0 ? input.per_page : 0;
+  return { page, perPage };
+}
+
+function describeIssue(issue: z.core.$ZodIssue): string {
+  const field = issue.path.join('.');
+  if (issue.code === 'invalid_type' && issue.input === undefined) return `${field || 'body'} is required`;
+  return field ? `${field}: ${issue.message}` : issue.message;
+}
+
+export function parseInput<S extends z.ZodType>(schema: S, value: unknown): z.infer<S> {
+  const result = schema.safeParse(value ?? {});
+  if (!result.success) throw new BadRequest(result.error.issues.map(describeIssue).join('; '));
+  return result.data;
+}

@@ -1,0 +1,173 @@
+import { randomUUID } from 'node:crypto';
+import { randomAlnum } from '../util/random.js';
+import { VERSION } from '../version.js';
+
+export const GROUP = {
+  SINGLE: 0,
+  SITE: 1,
+  STYLE: 2,
+  PREVIEW: 3,
+  GLOBAL: 4,
+  OFFLINE_DOWNLOAD: 5,
+  INDEX: 6,
+  SSO: 7,
+  LDAP: 8,
+  S3: 9,
+  FTP: 10,
+  TRAFFIC: 11,
+} as const;
+
+export const FLAG = { PUBLIC: 0, PRIVATE: 1, READONLY: 2, DEPRECATED: 3 } as const;
+
+export type SettingType = 'string' | 'text' | 'number' | 'bool' | 'select';
+
+export interface SettingItem {
+  key: string;
+  value: string;
+  help: string;
+  type: SettingType;
+  options: string;
+  group: number;
+  flag: number;
+  index: number;
+}
+
+export interface SettingDefault extends Omit<SettingItem, 'index' | 'help' | 'options'> {
+  help?: string;
+  options?: string;
+  /** Stored values equal to one of these are old defaults and are replaced by `value` on boot. */
+  previousDefaults?: string[];
+}
+
+export const LOGO = '/images/logo.svg';
+
+export function newAdminToken(): string {
+  return `alist-${randomUUID()}${randomAlnum(64)}`;
+}
+
+const IPV4 = String.raw`(?:(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)\.){3}(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)`;
+const IPV6 = String.raw`(?:[0-9a-fA-F]{1,4}:){7}[0-9a-fA-F]{1,4}|(?:[0-9a-fA-F]{1,4}:){1,7}:|(?:[0-9a-fA-F]{1,4}:){1,6}:[0-9a-fA-F]{1,4}|::(?:[0-9a-fA-F]{1,4}:){0,5}[0-9a-fA-F]{1,4}`;
+
+const IFRAME_PREVIEWS = JSON.stringify(
+  {
+    'doc,docx,xls,xlsx,ppt,pptx': {
+      Microsoft: 'https://view.officeapps.live.com/op/view.aspx?src=$e_url',
+      Google: 'https://docs.google.com/gview?url=$e_url&embedded=true',
+    },
+    pdf: { 'PDF.js': 'https://alist-org.github.io/pdf.js/web/viewer.html?file=$e_url' },
+    epub: { 'EPUB.js': 'https://alist-org.github.io/static/epub.js/viewer.html?url=$e_url' },
+  },
+  null,
+  2,
+);
+
+const { SINGLE, SITE, STYLE, PREVIEW, GLOBAL, OFFLINE_DOWNLOAD, INDEX, SSO, LDAP, S3 } = GROUP;
+const { PUBLIC: P, PRIVATE: PR, READONLY: RO } = FLAG;
+
+/**
+ * The built-in settings in their listing order (wire-api.md §11.3, with the §11.4 additions
+ * this server honours). `token` gets a fresh random value when first created.
+ */
+export function builtinSettings(): SettingDefault[] {
+  const s = (key: string, value: string, type: SettingType, group: number, flag: number, extra: Partial<SettingDefault> = {}): SettingDefault => ({
+    key,
+    value,
+    type,
+    group,
+    flag,
+    ...extra,
+  });
+  return [
+    // site
+    s('version', VERSION.apiVersion, 'string', SITE, RO),
+    s('site_title', 'Atrium', 'string', SITE, P),
+    s('announcement', '### Atrium\nA file server speaking the AList v3 API.', 'text', SITE, P),
+    s('pagination_type', 'all', 'select', SITE, P, { options: 'all,pagination,load_more,auto_load_more' }),
+    s('default_page_size', '30', 'number', SITE, P),
+    s('allow_indexed', 'false', 'bool', SITE, P),
+    s('allow_mounted', 'true', 'bool', SITE, P),
+    s('robots_txt', 'User-agent: *\nAllow: /', 'text', SITE, P),
+    // style
+    s('logo', LOGO, 'text', STYLE, P),
+    s('favicon', LOGO, 'string', STYLE, P),
+    s('main_color', '#1890ff', 'string', STYLE, P),
+    s('home_icon', '🏠', 'string', STYLE, P),
+    s('home_container', 'max_980px', 'select', STYLE, P, { options: 'max_980px,hope_container' }),
+    s('settings_layout', 'list', 'select', STYLE, P, { options: 'list,responsive' }),
+    s('hide_storage_details', 'true', 'bool', STYLE, PR),
+    s('hide_storage_details_in_manage_page', 'true', 'bool', STYLE, PR),
+    s('show_disk_usage_in_plain_text', 'false', 'bool', STYLE, P),
+    // preview
+    s('text_types', 'txt,htm,html,xml,java,properties,sql,js,md,json,conf,ini,vue,php,py,bat,gitignore,yml,go,sh,c,cpp,h,hpp,tsx,vtt,srt,ass,rs,lrc,strm', 'text', PREVIEW, PR),
+    s('audio_types', 'mp3,flac,ogg,m4a,wav,opus,wma', 'text', PREVIEW, PR),
+    s('video_types', 'mp4,mkv,avi,mov,rmvb,webm,flv,m3u8', 'text', PREVIEW, PR),
+    s('image_types', 'jpg,tiff,jpeg,png,gif,bmp,svg,ico,swf,webp,avif', 'text', PREVIEW, PR),
+    s('proxy_types', 'm3u8', 'text', PREVIEW, PR),
+    s('proxy_ignore_headers', 'authorization,referer', 'text', PREVIEW, PR),
+    s('external_previews', '{}', 'text', PREVIEW, P),
+    s('iframe_previews', IFRAME_PREVIEWS, 'text', PREVIEW, P),
+    s('audio_cover', LOGO, 'string', PREVIEW, P),
+    s('audio_autoplay', 'true', 'bool', PREVIEW, P),
+    s('video_autoplay', 'true', 'bool', PREVIEW, P),
+    s('preview_download_by_default', 'false', 'bool', PREVIEW, P),
+    s('readme_autorender', 'true', 'bool', PREVIEW, P),
+    s('filter_readme_scripts', 'true', 'bool', PREVIEW, P),
+    // global
+    s('hide_files', '/\\/README.md/i', 'text', GLOBAL, P),
+    s('package_download', 'true', 'bool', GLOBAL, P),
+    s('customize_head', '', 'text', GLOBAL, PR),
+    s('customize_body', '', 'text', GLOBAL, PR),
+    s('link_expiration', '0', 'number', GLOBAL, PR, { help: 'hours, 0 means never expire' }),
+    s('sign_all', 'true', 'bool', GLOBAL, PR),
+    s('privacy_regs', [IPV4, IPV6, 'access_token=(.*?)&'].join('\n'), 'text', GLOBAL, PR, { help: 'one regular expression per line; matches in error messages are masked' }),
+    s('ocr_api', 'https://api.nn.ci/ocr/file/json', 'string', GLOBAL, P),
+    s('filename_char_mapping', '{"/": "|"}', 'text', GLOBAL, P),
+    s('forward_direct_link_params', 'false', 'bool', GLOBAL, P),
+    s('ignore_direct_link_params', 'sign,alist_ts', 'string', GLOBAL, P),
+    s('webauthn_login_enabled', 'false', 'bool', GLOBAL, P),
+    s('ignore_system_files', 'false', 'bool', GLOBAL, PR, { help: 'refuse uploads of .DS_Store, desktop.ini, Thumbs.db, @eaDir and ._ files' }),
+    // single (internal)
+    s('token', newAdminToken(), 'string', SINGLE, PR),
+    // index
+    s('search_index', 'none', 'select', INDEX, P, { options: 'database,database_non_full_text,bleve,meilisearch,none' }),
+    s('auto_update_index', 'false', 'bool', INDEX, P),
+    s('ignore_paths', '', 'text', INDEX, PR, { help: 'one path per line' }),
+    s('max_index_depth', '20', 'number', INDEX, PR, { help: 'max depth of index' }),
+    s('index_progress', '{}', 'text', SINGLE, PR),
+    // sso
+    s('sso_login_enabled', 'false', 'bool', SSO, P),
+    s('sso_login_platform', '', 'select', SSO, P, { options: 'Casdoor,Github,Microsoft,Google,Dingtalk,OIDC' }),
+    s('sso_client_id', '', 'string', SSO, PR),
+    s('sso_client_secret', '', 'string', SSO, PR),
+    s('sso_oidc_username_key', 'name', 'string', SSO, PR),
+    s('sso_organization_name', '', 'string', SSO, PR),
+    s('sso_application_name', '', 'string', SSO, PR),
+    s('sso_endpoint_name', '', 'string', SSO, PR),
+    s('sso_jwt_public_key', '', 'string', SSO, PR),
+    s('sso_auto_register', 'false', 'bool', SSO, PR),
+    s('sso_default_dir', '/', 'string', SSO, PR),
+    s('sso_default_permission', '0', 'number', SSO, PR),
+    s('sso_compatibility_mode', 'false', 'bool', SSO, P),
+    // ldap
+    s('ldap_login_enabled', 'false', 'bool', LDAP, P),
+    s('ldap_server', '', 'string', LDAP, PR),
+    s('ldap_manager_dn', '', 'string', LDAP, PR),
+    s('ldap_manager_password', '', 'string', LDAP, PR),
+    s('ldap_user_search_base', '', 'string', LDAP, PR),
+    s('ldap_user_search_filter', '(uid=%s)', 'string', LDAP, PR),
+    s('ldap_default_dir', '/', 'string', LDAP, PR),
+    s('ldap_default_permission', '0', 'number', LDAP, PR),
+    s('ldap_login_tips', 'login with ldap', 'string', LDAP, P),
+    // s3
+    s('s3_access_key_id', '', 'string', S3, PR),
+    s('s3_secret_access_key', '', 'string', S3, PR),
+    s('s3_buckets', '[]', 'string', S3, PR),
+    // offline download tools (sorted by key)
+    s('aria2_secret', '', 'string', OFFLINE_DOWNLOAD, PR),
+    s('aria2_uri', 'http://localhost:6800/jsonrpc', 'string', OFFLINE_DOWNLOAD, PR),
+    s('qbittorrent_seedtime', '0', 'number', OFFLINE_DOWNLOAD, PR),
+    s('qbittorrent_url', 'http://admin:adminadmin@localhost:8080/', 'string', OFFLINE_DOWNLOAD, PR),
+    s('transmission_seedtime', '0', 'number', OFFLINE_DOWNLOAD, PR),
+    s('transmission_uri', 'http://localhost:9091/transmission/rpc', 'string', OFFLINE_DOWNLOAD, PR),
+  ];
+}
