@@ -6,7 +6,8 @@ import { randomAlnum } from '../util/random.js';
 import { VERSION } from '../version.js';
 import { runServer } from './server.js';
 
-const dataOption = () => new Option('--data <dir>', 'data folder').default('./data');
+/** `--data` is a global option, so it may stand anywhere: `atrium admin set PW --data DIR`. */
+const dataDir = (cmd: Command): string => (cmd.optsWithGlobals() as { data: string }).data;
 
 /** Opens the data folder (creating config and database when new) for a one-shot command. */
 async function withCore<T>(dataDir: string, fn: (core: Core) => Promise<T>): Promise<T> {
@@ -19,28 +20,29 @@ async function withCore<T>(dataDir: string, fn: (core: Core) => Promise<T>): Pro
 }
 
 export function buildCli(): Command {
-  const program = new Command('atrium').description('Atrium file server').version(VERSION.atrium, '-v, --version-flag');
+  const program = new Command('atrium')
+    .description('Atrium file server')
+    .version(VERSION.atrium, '-v, --version-flag')
+    .addOption(new Option('--data <dir>', 'data folder').default('./data'));
 
   program
     .command('server')
     .description('start the server')
-    .addOption(dataOption())
     .option('--port <n>', 'HTTP port (overrides scheme.http_port)', (v) => {
       const n = Number(v);
       if (!Number.isInteger(n) || n < 0 || n > 65535) throw new ConfigError(`--port must be a port number, got "${v}"`);
       return n;
     })
-    .action(async (opts: { data: string; port?: number }) => {
-      await runServer(opts.data, opts.port);
+    .action(async (opts: { port?: number }, cmd: Command) => {
+      await runServer(dataDir(cmd), opts.port);
     });
 
   const admin = program
     .command('admin')
     .alias('password')
     .description("show the admin user's name; see the subcommands to reset its password")
-    .addOption(dataOption())
-    .action(async (opts: { data: string }) => {
-      await withCore(opts.data, async (core) => {
+    .action(async (_opts: unknown, cmd: Command) => {
+      await withCore(dataDir(cmd), async (core) => {
         const { adminPassword } = await bootstrap(core);
         const user = await core.accounts.admin();
         console.log(`admin user: ${user.username}`);
@@ -52,9 +54,8 @@ export function buildCli(): Command {
   admin
     .command('set <password>')
     .description('set the admin password')
-    .addOption(dataOption())
-    .action(async (password: string, opts: { data: string }) => {
-      await withCore(opts.data, async (core) => {
+    .action(async (password: string, _opts: unknown, cmd: Command) => {
+      await withCore(dataDir(cmd), async (core) => {
         await bootstrap(core, { adminPassword: password });
         const user = await core.accounts.admin();
         await core.accounts.setPassword(user, password);
@@ -65,9 +66,8 @@ export function buildCli(): Command {
   admin
     .command('random')
     .description('set a random admin password and print it')
-    .addOption(dataOption())
-    .action(async (opts: { data: string }) => {
-      await withCore(opts.data, async (core) => {
+    .action(async (_opts: unknown, cmd: Command) => {
+      await withCore(dataDir(cmd), async (core) => {
         const password = randomAlnum(8);
         await bootstrap(core, { adminPassword: password });
         const user = await core.accounts.admin();
@@ -80,9 +80,8 @@ export function buildCli(): Command {
   admin
     .command('token')
     .description('print the permanent admin token')
-    .addOption(dataOption())
-    .action(async (opts: { data: string }) => {
-      await withCore(opts.data, async (core) => {
+    .action(async (_opts: unknown, cmd: Command) => {
+      await withCore(dataDir(cmd), async (core) => {
         await bootstrap(core);
         console.log(core.settings.get('token'));
       });
@@ -92,9 +91,8 @@ export function buildCli(): Command {
   storage
     .command('list')
     .description('list the storages')
-    .addOption(dataOption())
-    .action(async (opts: { data: string }) => {
-      await withCore(opts.data, async (core) => {
+    .action(async (_opts: unknown, cmd: Command) => {
+      await withCore(dataDir(cmd), async (core) => {
         await bootstrap(core);
         const rows = await core.repos.storages.all();
         const table = rows.map((s) => ({
@@ -113,7 +111,6 @@ export function buildCli(): Command {
   program
     .command('version')
     .description('print version information')
-    .addOption(dataOption())
     .action(() => {
       console.log(`Atrium ${VERSION.atrium}`);
       console.log(`API: ${VERSION.apiVersion}`);

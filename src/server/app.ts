@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from 'fastify';
 import type { Core } from '../core.js';
+import { NotFound } from '../errors.js';
 import { registerCors } from './cors.js';
 import { PrivacyMask, sendError } from './envelope.js';
 import { adminUserRoutes } from './routes/admin-users.js';
@@ -52,7 +53,7 @@ export async function buildApp(core: Core, opts: AppOptions = {}): Promise<Fasti
   app.setErrorHandler((err, req, reply) => sendError(err, req, reply, mask));
   app.setNotFoundHandler((req, reply) => {
     if (req.url === '/api' || req.url.startsWith('/api/')) {
-      return reply.code(200).send({ code: 404, message: `route ${req.method} ${req.url.split('?')[0]} not found`, data: null });
+      return sendError(new NotFound(`route ${req.method} ${req.url.split('?')[0]} not found`), req, reply, mask);
     }
     return reply.code(404).type('text/plain; charset=utf-8').send('404 page not found');
   });

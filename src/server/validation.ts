@@ -27,14 +27,25 @@ export function pageOf(input: { page?: number; per_page?: number }): { page: num
   return { page, perPage };
 }
 
-function describeIssue(issue: z.core.$ZodIssue): string {
-  const field = issue.path.join('.');
-  if (issue.code === 'invalid_type' && issue.input === undefined) return `${field || 'body'} is required`;
+function valueAt(root: unknown, path: PropertyKey[]): unknown {
+  let v = root;
+  for (const k of path) v = v !== null && typeof v === 'object' ? (v as Record<PropertyKey, unknown>)[k] : undefined;
+  return v;
+}
+
+function describeIssue(root: unknown, issue: z.core.$ZodIssue): string {
+  const field = issue.path.map(String).join('.');
+  const given = valueAt(root, issue.path);
+  if (given === undefined && issue.code !== 'custom') return `${field || 'body'} is required`;
+  if (issue.code === 'invalid_type' || issue.code === 'invalid_union') {
+    return `${field}: expected ${issue.code === 'invalid_type' ? issue.expected : 'another type'}, got ${JSON.stringify(given)}`;
+  }
   return field ? `${field}: ${issue.message}` : issue.message;
 }
 
 export function parseInput<S extends z.ZodType>(schema: S, value: unknown): z.infer<S> {
-  const result = schema.safeParse(value ?? {});
-  if (!result.success) throw new BadRequest(result.error.issues.map(describeIssue).join('; '));
+  const root = value ?? {};
+  const result = schema.safeParse(root);
+  if (!result.success) throw new BadRequest(result.error.issues.map((i) => describeIssue(root, i)).join('; '));
   return result.data;
 }
