@@ -12,6 +12,11 @@ import { SettingsRepo } from './db/settings.js';
 import { StoragesRepo } from './db/storages.js';
 import { UsersRepo } from './db/users.js';
 import { type Logger, createLogger } from './logger.js';
+import { ListingCache } from './fs/cache.js';
+import { Fs } from './fs/fs.js';
+import { FileTypes, NameMapping } from './fs/objects.js';
+import { Signer } from './fs/sign.js';
+import { Storages } from './fs/storages.js';
 import { Settings } from './settings/service.js';
 
 export interface Repos {
@@ -31,6 +36,11 @@ export interface Core {
   settings: Settings;
   accounts: Accounts;
   limiter: LoginLimiter;
+  storages: Storages;
+  fs: Fs;
+  signer: Signer;
+  fileTypes: FileTypes;
+  names: NameMapping;
   close(): Promise<void>;
 }
 
@@ -54,6 +64,9 @@ export function openCore(loaded: LoadedConfig, opts: OpenOptions = {}): Core {
   const limiter = new LoginLimiter();
   const tokens = new TokenService(config.jwt_secret, config.token_expires_in, repos.sessions);
   const accounts = new Accounts(repos.users, settings, tokens, limiter);
+  const storages = new Storages(repos.storages, log, config.temp_dir);
+  const fs = new Fs(storages, new ListingCache());
+  storages.onChange = (id) => fs.dropStorageCache(id);
   return {
     dataDir,
     config,
@@ -63,7 +76,15 @@ export function openCore(loaded: LoadedConfig, opts: OpenOptions = {}): Core {
     settings,
     accounts,
     limiter,
-    close: () => db.close(),
+    storages,
+    fs,
+    signer: new Signer(settings),
+    fileTypes: new FileTypes(settings),
+    names: new NameMapping(settings),
+    close: async () => {
+      await storages.ready();
+      await db.close();
+    },
   };
 }
 
@@ -98,7 +119,7 @@ function defaultLocalStorage(root: string) {
     mount_path: '/',
     order: 0,
     driver: 'Local',
-    cache_expiration: 0,
+    cache_expiration: 30,
     custom_cache_policies: '',
     status: 'work',
     addition: JSON.stringify({

@@ -4,9 +4,12 @@ import type { Core } from '../core.js';
 import { NotFound } from '../errors.js';
 import { registerCors } from './cors.js';
 import { PrivacyMask, sendError } from './envelope.js';
+import { adminStorageRoutes } from './routes/admin-storages.js';
 import { adminUserRoutes } from './routes/admin-users.js';
 import { authRoutes } from './routes/auth.js';
+import { fsReadRoutes } from './routes/fs-read.js';
 import { publicRoutes } from './routes/public.js';
+import { rawRoutes } from './routes/raw.js';
 
 /** Body limit for JSON and form bodies; uploads stream and are not bound by it. */
 export const JSON_BODY_LIMIT = 1024 * 1024;
@@ -61,6 +64,18 @@ export async function buildApp(core: Core, opts: AppOptions = {}): Promise<Fasti
   publicRoutes(app, core);
   authRoutes(app, core);
   adminUserRoutes(app, core);
+  adminStorageRoutes(app, core);
+  fsReadRoutes(app, core);
+  rawRoutes(app, core);
+
+  // Storages mount in the background; requests that need them wait (a failing one keeps its
+  // error as status and never stops the server).
+  void core.storages.loadAll().catch((err) => core.log.error({ err }, 'loading storages failed'));
+  const sweep = setInterval(() => {
+    core.repos.sessions.deleteExpired(Date.now()).catch((err) => core.log.warn({ err }, 'session cleanup failed'));
+  }, 3600_000);
+  sweep.unref();
+  app.addHook('onClose', async () => clearInterval(sweep));
 
   await app.ready();
   return app;

@@ -1,0 +1,154 @@
+import type { Readable } from 'node:stream';
+
+/** An entry as a driver reports it. Paths given to drivers are relative to the storage root. */
+export interface Obj {
+  name: string;
+  size: number;
+  isDir: boolean;
+  modified: Date;
+  created?: Date;
+  /** Hashes by name: md5, sha1, sha256, gcid. */
+  hash?: Record<string, string>;
+  /** A thumbnail URL the driver provides. */
+  thumb?: string;
+}
+
+/** A readable file: ranges are inclusive byte offsets. */
+export interface FileHandle {
+  size: number;
+  modified: Date;
+  open(start: number, end: number): Promise<Readable>;
+}
+
+/** How to fetch a file: a URL (possibly redirected to) and/or a local reader (always proxied). */
+export interface Link {
+  url?: string;
+  header?: Record<string, string>;
+  /** Milliseconds the link may be cached. */
+  expiration?: number;
+  file?: FileHandle;
+  /** Content type when the driver knows better than the extension (e.g. generated thumbnails). */
+  contentType?: string;
+}
+
+export interface LinkArgs {
+  /** The `type` query of /d and /p (e.g. `thumb`). */
+  type?: string;
+  ip?: string;
+  header?: Record<string, string | string[] | undefined>;
+}
+
+/** Driver flags (wire-api.md §10.3); serialized under `config` by /api/admin/driver/*. */
+export interface DriverConfig {
+  name: string;
+  localSort: boolean;
+  onlyLocal: boolean;
+  onlyProxy: boolean;
+  noCache: boolean;
+  noUpload: boolean;
+  needMs: boolean;
+  defaultRoot: string;
+  alert: string;
+  checkStatus: boolean;
+  noOverwriteUpload: boolean;
+  proxyRangeOption: boolean;
+}
+
+export type FormItemType = 'string' | 'text' | 'number' | 'bool' | 'select';
+
+export interface FormItem {
+  name: string;
+  type: FormItemType;
+  default: string;
+  options: string;
+  required: boolean;
+  help: string;
+}
+
+/** The core every driver has. Optional capabilities are separate interfaces, checked at run time. */
+export interface Driver {
+  init(): Promise<void>;
+  drop(): Promise<void>;
+  /** Entries of a folder; throws NotFoundError for a missing folder. */
+  list(path: string): Promise<Obj[]>;
+  /** One entry; throws NotFoundError when missing. */
+  get(path: string): Promise<Obj>;
+  link(path: string, args: LinkArgs): Promise<Link>;
+  /** The addition after init (drivers may refresh tokens); persisted by the storage manager. */
+  addition(): Record<string, unknown>;
+  /**
+   * Optional: a cheap validator of a folder's listing (e.g. its mtime). A cached listing whose
+   * stamp no longer matches is listed again, so changes made outside this server show at once.
+   */
+  listStamp?(path: string): Promise<string>;
+  /** Optional: `/api/fs/other` (driver-defined methods). */
+  other?(path: string, method: string, data: unknown): Promise<unknown>;
+}
+
+export interface DriverFactory {
+  config: DriverConfig;
+  additional: FormItem[];
+  create(addition: Record<string, unknown>, ctx: DriverContext): Driver;
+}
+
+export interface DriverContext {
+  /** The storage's mount path, for drivers that build URLs back to this server. */
+  mountPath: string;
+  tempDir: string;
+}
+
+/** Raised by drivers for a missing object; the fs layer maps it to the original's message. */
+export class ObjectNotFound extends Error {
+  constructor(what = 'object not found') {
+    super(what);
+    this.name = 'ObjectNotFound';
+  }
+}
+
+export function driverConfig(partial: Partial<DriverConfig> & { name: string }): DriverConfig {
+  return {
+    localSort: false,
+    onlyLocal: false,
+    onlyProxy: false,
+    noCache: false,
+    noUpload: false,
+    needMs: false,
+    defaultRoot: '',
+    alert: '',
+    checkStatus: false,
+    noOverwriteUpload: false,
+    proxyRangeOption: false,
+    ...partial,
+  };
+}
+
+export function item(name: string, type: FormItemType, extra: Partial<Omit<FormItem, 'name' | 'type'>> = {}): FormItem {
+  return { name, type, default: '', options: '', required: false, help: '', ...extra };
+}
+
+/** Reads a driver's addition against its form: defaults filled, types coerced, required checked. */
+export function readAddition(items: FormItem[], raw: Record<string, unknown>): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const it of items) {
+    let v = raw[it.name];
+    if (v === undefined || v === null || v === '') v = it.default === '' ? undefined : it.default;
+    if (v === undefined) {
+      // A missing bool or number is false or 0; a missing required text cannot be guessed.
+      if (it.required && it.type !== 'bool' && it.type !== 'number') throw new Error(`${it.name} is required`);
+      v = it.type === 'bool' ? false : it.type === 'number' ? 0 : '';
+    }
+    if (it.type === 'bool') v = v === true || v === 'true';
+    else if (it.type === 'number') {
+      const n = Number(v);
+      if (!Number.isFinite(n)) throw new Error(`${it.name} must be a number`);
+      v = n;
+    } else {
+      v = String(v);
+      if (it.type === 'select' && it.options && v !== '' && !it.options.split(',').includes(v as string)) {
+        throw new Error(`${it.name} must be one of ${it.options}`);
+      }
+    }
+    out[it.name] = v;
+  }
+  return out;
+}

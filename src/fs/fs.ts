@@ -1,0 +1,172 @@
+import path from 'node:path';
+import type { Link, LinkArgs, Obj } from '../drivers/types.js';
+import { ObjectNotFound } from '../drivers/types.js';
+import { AppError, ServerError } from '../errors.js';
+import type { ListingCache } from './cache.js';
+import { type Mounted, STATUS_WORK, type Storages } from './storages.js';
+
+export const MSG_OBJECT_NOT_FOUND = 'object not found';
+
+const collator = new Intl.Collator(undefined, { numeric: true, sensitivity: 'variant' });
+
+/** Storage-level sorting of drivers with local sort (wire-api.md §7.7). */
+export function sortObjs(objs: Obj[], orderBy: string, direction: string, extractFolder: string): Obj[] {
+  let out = objs;
+  if (orderBy === 'name' || orderBy === 'size' || orderBy === 'modified') {
+    const sign = direction === 'desc' ? -1 : 1;
+    const cmp =
+      orderBy === 'name'
+        ? (a: Obj, b: Obj) => collator.compare(a.name, b.name)
+        : orderBy === 'size'
+          ? (a: Obj, b: Obj) => a.size - b.size
+          : (a: Obj, b: Obj) => a.modified.getTime() - b.modified.getTime();
+    out = [...objs].sort((a, b) => sign * cmp(a, b));
+  }
+  if (extractFolder === 'front' || extractFolder === 'back') {
+    const dirs = out.filter((o) => o.isDir);
+    const files = out.filter((o) => !o.isDir);
+    out = extractFolder === 'front' ? [...dirs, ...files] : [...files, ...dirs];
+  }
+  return out;
+}
+
+function wrapNotFound(prefix: string, err: unknown): never {
+  if (err instanceof ObjectNotFound) throw new ServerError(`${prefix}${err.message}`);
+  if (err instanceof AppError) throw err;
+  throw new ServerError(`${prefix}${(err as Error).message}`);
+}
+
+/**
+ * The virtual filesystem: every operation clients can ask for lives here once, on cleaned
+ * absolute virtual paths, whatever protocol asked. Access rules are applied by the caller's
+ * layer above (auth/access); this layer knows storages, drivers and caches.
+ */
+export class Fs {
+  constructor(
+    readonly storages: Storages,
+    private readonly cache: ListingCache,
+  ) {}
+
+  private working(storage: Mounted) {
+    if (storage.row.status !== STATUS_WORK || !storage.driver) throw new ServerError(`storage not init: ${storage.row.status}`);
+    return storage.driver;
+  }
+
+  /** The storage owning a path, or the original's error when none does. */
+  resolveStorage(virtualPath: string): { storage: Mounted; actualPath: string } {
+    const r = this.storages.resolve(virtualPath);
+    if (r) return r;
+    if (virtualPath === '/') throw new ServerError('failed get storage: storage not found; please add a storage first');
+    throw new ServerError(`failed get storage: storage not found; rawPath: ${virtualPath}`);
+  }
+
+  /** A folder's entries from its storage (cached per storage settings), sorted, then virtual mounts merged in. */
+  async list(virtualPath: string, opts: { refresh?: boolean } = {}): Promise<{ objs: Obj[]; storage?: Mounted }> {
+    await this.storages.ready();
+    const virtual = this.storages.virtualChildren(virtualPath);
+    const resolved = this.storages.resolve(virtualPath);
+    if (!resolved) {
+      if (virtual.length === 0) this.resolveStorage(virtualPath);
+      return { objs: virtual.map((v) => ({ name: v.name, size: 0, isDir: true, modified: new Date(v.modified) })) };
+    }
+    const { storage, actualPath } = resolved;
+    let objs: Obj[];
+    try {
+      objs = await this.listStorage(storage, actualPath, opts.refresh ?? false);
+    } catch (err) {
+      // A mount below a path its parent storage does not have still lists its virtual folders.
+      if (err instanceof ObjectNotFound && virtual.length > 0) objs = [];
+      else wrapNotFound('failed get objs: failed get dir: ', err);
+    }
+    if (virtual.length === 0) return { objs, storage };
+    const names = new Set(objs.map((o) => o.name));
+    const merged = [...objs];
+    for (const v of virtual) {
+      if (!names.has(v.name)) merged.push({ name: v.name, size: 0, isDir: true, modified: new Date(v.modified) });
+    }
+    return { objs: merged, storage };
+  }
+
+  private async listStorage(storage: Mounted, actualPath: string, refresh: boolean): Promise<Obj[]> {
+    const driver = this.working(storage);
+    const ttl = storage.factory.config.noCache ? 0 : storage.row.cache_expiration * 60_000;
+    if (!refresh && ttl > 0) {
+      const hit = this.cache.get(storage.row.id, actualPath);
+      if (hit && (hit.stamp === undefined || !driver.listStamp || hit.stamp === (await driver.listStamp(actualPath).catch(() => '')))) {
+        return hit.objs;
+      }
+    }
+    const stamp = ttl > 0 && driver.listStamp ? await driver.listStamp(actualPath) : undefined;
+    let objs = await driver.list(actualPath);
+    if (storage.factory.config.localSort) {
+      objs = sortObjs(objs, storage.row.order_by, storage.row.order_direction, storage.row.extract_folder);
+    }
+    if (ttl > 0) this.cache.set(storage.row.id, actualPath, objs, ttl, stamp);
+    else this.cache.invalidate(storage.row.id, actualPath);
+    return objs;
+  }
+
+  /** One object. Paths that exist only as mount points are folders; `/` always exists. */
+  async get(virtualPath: string): Promise<{ obj: Obj; storage?: Mounted }> {
+    await this.storages.ready();
+    const name = virtualPath === '/' ? 'root' : path.posix.basename(virtualPath);
+    const resolved = this.storages.resolve(virtualPath);
+    const virtualFolder = () => {
+      const children = this.storages.virtualChildren(virtualPath);
+      if (children.length === 0 && virtualPath !== '/') return undefined;
+      const modified = this.storages.all().find((m) => m.actualMount.startsWith(virtualPath))?.row.modified ?? 0;
+      return { name, size: 0, isDir: true, modified: new Date(modified) };
+    };
+    if (!resolved) {
+      const v = virtualFolder();
+      if (!v) this.resolveStorage(virtualPath);
+      return { obj: v! };
+    }
+    const { storage, actualPath } = resolved;
+    try {
+      const obj = await this.working(storage).get(actualPath);
+      return { obj: { ...obj, name: actualPath === '/' ? name : obj.name }, storage };
+    } catch (err) {
+      const v = err instanceof ObjectNotFound ? virtualFolder() : undefined;
+      if (v) return { obj: v, storage };
+      wrapNotFound('failed get obj: ', err);
+    }
+  }
+
+  /** How to read a file: the driver's link (a URL to redirect to, or a local reader). */
+  async link(virtualPath: string, args: LinkArgs): Promise<{ link: Link; obj: Obj; storage: Mounted }> {
+    await this.storages.ready();
+    const { storage, actualPath } = this.resolveStorage(virtualPath);
+    const driver = this.working(storage);
+    try {
+      const obj = await driver.get(actualPath);
+      if (obj.isDir) throw new ServerError('not a file');
+      return { link: await driver.link(actualPath, args), obj, storage };
+    } catch (err) {
+      wrapNotFound('failed link: ', err);
+    }
+  }
+
+  async other(virtualPath: string, method: string, data: unknown): Promise<unknown> {
+    await this.storages.ready();
+    const { storage, actualPath } = this.resolveStorage(virtualPath);
+    const driver = this.working(storage);
+    if (!driver.other) throw new ServerError('not implement');
+    try {
+      await driver.get(actualPath);
+      return await driver.other(actualPath, method, data);
+    } catch (err) {
+      wrapNotFound('failed get obj: ', err);
+    }
+  }
+
+  /** Forget cached listings of a folder (and below, with `recursive`) after a change. */
+  invalidate(virtualPath: string, recursive = false): void {
+    const r = this.storages.resolve(virtualPath);
+    if (r) this.cache.invalidate(r.storage.row.id, r.actualPath, recursive);
+  }
+
+  dropStorageCache(storageId: number): void {
+    this.cache.dropStorage(storageId);
+  }
+}

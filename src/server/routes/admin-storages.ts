@@ -1,0 +1,152 @@
+import type { FastifyInstance } from 'fastify';
+import { z } from 'zod';
+import type { Core } from '../../core.js';
+import type { StorageRow } from '../../db/storages.js';
+import { driverFactory, driverNames } from '../../drivers/registry.js';
+import { driverInfo } from '../../drivers/form.js';
+import { NotFound } from '../../errors.js';
+import { isoTime } from '../../fs/objects.js';
+import { apiRoute } from '../route.js';
+import { boolish, int, pageOf, pageQuery } from '../validation.js';
+
+const idQuery = z.object({ id: int() });
+
+const storageBody = z.object({
+  id: int().optional(),
+  mount_path: z.string({ error: 'mount_path is required' }),
+  order: int().default(0),
+  driver: z.string({ error: 'driver is required' }).min(1, 'driver is required'),
+  cache_expiration: int().default(0),
+  custom_cache_policies: z.string().default(''),
+  addition: z
+    .union([z.string(), z.record(z.string(), z.unknown())])
+    .default('{}')
+    .transform((v, ctx) => {
+      const text = typeof v === 'string' ? v || '{}' : JSON.stringify(v);
+      try {
+        const parsed = JSON.parse(text);
+        if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) throw new Error('not an object');
+      } catch (err) {
+        ctx.addIssue({ code: 'custom', message: `addition is not a JSON object: ${(err as Error).message}` });
+        return z.NEVER;
+      }
+      return text;
+    }),
+  remark: z.string().default(''),
+  disabled: boolish().default(false),
+  disable_index: boolish().default(false),
+  enable_sign: boolish().default(false),
+  order_by: z.string().default(''),
+  order_direction: z.string().default(''),
+  extract_folder: z.string().default(''),
+  web_proxy: boolish().default(false),
+  webdav_policy: z.string().default(''),
+  proxy_range: boolish().default(false),
+  down_proxy_url: z.string().default(''),
+  disable_proxy_sign: boolish().default(false),
+});
+
+/** The Storage JSON of the wire: `modified` as a time, `status` as this process sees it. */
+export function storageJson(core: Core, s: StorageRow) {
+  return { ...s, status: core.storages.status(s), modified: isoTime(s.modified) };
+}
+
+/** `/api/admin/storage/*` and `/api/admin/driver/*`. */
+export function adminStorageRoutes(app: FastifyInstance, core: Core): void {
+  apiRoute(app, core, {
+    method: 'GET',
+    url: '/api/admin/storage/list',
+    auth: 'admin',
+    input: pageQuery,
+    from: 'query',
+    handler: async ({ input }) => {
+      const { page, perPage } = pageOf(input);
+      const { storages, total } = await core.repos.storages.list(page, perPage);
+      return { content: storages.map((s) => storageJson(core, s)), total };
+    },
+  });
+
+  apiRoute(app, core, {
+    method: 'GET',
+    url: '/api/admin/storage/get',
+    auth: 'admin',
+    input: idQuery,
+    from: 'query',
+    handler: async ({ input }) => {
+      const s = await core.repos.storages.byId(input.id);
+      if (!s) throw new NotFound('storage not found');
+      return storageJson(core, s);
+    },
+  });
+
+  apiRoute(app, core, {
+    method: 'POST',
+    url: '/api/admin/storage/create',
+    auth: 'admin',
+    input: storageBody,
+    handler: async ({ input }) => core.storages.create(input),
+  });
+
+  apiRoute(app, core, {
+    method: 'POST',
+    url: '/api/admin/storage/update',
+    auth: 'admin',
+    input: storageBody.extend({ id: int() }),
+    handler: async ({ input }) => {
+      await core.storages.update(input);
+      return null;
+    },
+  });
+
+  for (const verb of ['delete', 'enable', 'disable'] as const) {
+    apiRoute(app, core, {
+      method: 'POST',
+      url: `/api/admin/storage/${verb}`,
+      auth: 'admin',
+      input: idQuery,
+      from: 'query',
+      handler: async ({ input }) => {
+        await core.storages[verb](input.id);
+        return null;
+      },
+    });
+  }
+
+  apiRoute(app, core, {
+    method: 'POST',
+    url: '/api/admin/storage/load_all',
+    auth: 'admin',
+    handler: () => {
+      void core.storages.loadAll().catch((err) => core.log.error({ err }, 'reloading storages failed'));
+      return null;
+    },
+  });
+
+  apiRoute(app, core, {
+    method: 'GET',
+    url: '/api/admin/driver/list',
+    auth: 'admin',
+    handler: () => Object.fromEntries(driverNames().map((n) => [n, driverInfo(driverFactory(n)!)])),
+  });
+
+  apiRoute(app, core, {
+    method: 'GET',
+    url: '/api/admin/driver/names',
+    auth: 'admin',
+    handler: () => driverNames(),
+  });
+
+  apiRoute(app, core, {
+    method: 'GET',
+    url: '/api/admin/driver/info',
+    auth: 'admin',
+    input: z.object({ driver: z.string({ error: 'driver is required' }) }),
+    from: 'query',
+    handler: ({ input }) => {
+      const f = driverFactory(input.driver);
+      if (!f) throw new NotFound(`driver [${input.driver}] not found`);
+      return driverInfo(f);
+    },
+  });
+}
+

@@ -1,0 +1,155 @@
+import path from 'node:path';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { z } from 'zod';
+import { can, isAdmin, PERM } from '../../auth/permissions.js';
+import type { Core } from '../../core.js';
+import { mustProxy } from '../../drivers/form.js';
+import type { Obj } from '../../drivers/types.js';
+import { Forbidden } from '../../errors.js';
+import { hashJson, isoTime } from '../../fs/objects.js';
+import type { Mounted } from '../../fs/storages.js';
+import { joinBasePath } from '../../util/paths.js';
+import { ANY, apiRoute } from '../route.js';
+import { apiUrl, encodePath } from '../urls.js';
+import { boolish, int } from '../validation.js';
+
+const pathField = z.string().default('/');
+
+/** True when files of this storage carry a sign (the `sign_all` setting or the storage's enable_sign). */
+function needsSign(core: Core, storage: Mounted | undefined): boolean {
+  return core.settings.getBool('sign_all') || Boolean(storage?.row.enable_sign);
+}
+
+/** The wire's object JSON (wire-api.md §6.1). `type` from the name only for the top of /get. */
+export function objJson(core: Core, obj: Obj, parent: string, storage: Mounted | undefined, typeFromName = false) {
+  const full = path.posix.join(parent, obj.name);
+  return {
+    name: core.names.apply(obj.name),
+    size: obj.size,
+    is_dir: obj.isDir,
+    modified: isoTime(obj.modified),
+    created: isoTime(obj.created ?? obj.modified),
+    sign: !obj.isDir && needsSign(core, storage) ? core.signer.sign(full) : '',
+    thumb: obj.thumb ?? '',
+    type: typeFromName ? core.fileTypes.ofName(obj.name) : core.fileTypes.of(obj),
+    ...hashJson(obj.hash),
+  };
+}
+
+/** `/api/fs/list|get|dirs|other`: the reading API. */
+export function fsReadRoutes(app: FastifyInstance, core: Core): void {
+  apiRoute(app, core, {
+    method: ANY,
+    url: '/api/fs/list',
+    auth: 'user',
+    from: 'any',
+    input: z.object({ path: pathField, password: z.string().default(''), page: int().optional(), per_page: int().optional(), refresh: boolish().optional() }),
+    handler: async ({ input, principal }) => {
+      const user = principal.user;
+      const reqPath = joinBasePath(user.basePath, input.path);
+      const write = can(user, PERM.WRITE);
+      if (input.refresh && !write) throw new Forbidden('Refresh without permission');
+      const { objs, storage } = await core.fs.list(reqPath, { refresh: input.refresh ?? false });
+      const total = objs.length;
+      const page = input.page && input.page > 0 ? input.page : 1;
+      const perPage = input.per_page && input.per_page > 0 ? input.per_page : 0;
+      const slice = perPage > 0 ? objs.slice((page - 1) * perPage, page * perPage) : objs;
+      return {
+        content: total === 0 ? null : slice.map((o) => objJson(core, o, reqPath, storage)),
+        total,
+        readme: '',
+        header: '',
+        write,
+        provider: storage?.factory.config.name ?? 'unknown',
+      };
+    },
+  });
+
+  apiRoute(app, core, {
+    method: ANY,
+    url: '/api/fs/get',
+    auth: 'user',
+    from: 'any',
+    input: z.object({ path: pathField, password: z.string().default('') }),
+    handler: async ({ input, principal, req }) => {
+      const reqPath = joinBasePath(principal.user.basePath, input.path);
+      const { obj, storage } = await core.fs.get(reqPath);
+      const parent = path.posix.dirname(reqPath);
+      const json = objJson(core, { ...obj, name: obj.name }, parent, storage, true);
+      let rawUrl = '';
+      let related: ReturnType<typeof objJson>[] | null = null;
+      if (!obj.isDir && storage) {
+        rawUrl = await rawUrlOf(core, req, reqPath, storage);
+        related = await relatedOf(core, parent, obj, storage);
+      }
+      return {
+        ...json,
+        raw_url: rawUrl,
+        readme: '',
+        header: '',
+        provider: storage?.factory.config.name ?? 'unknown',
+        related,
+      };
+    },
+  });
+
+  apiRoute(app, core, {
+    method: ANY,
+    url: '/api/fs/dirs',
+    auth: 'user',
+    from: 'any',
+    input: z.object({ path: pathField, password: z.string().default(''), force_root: boolish().optional() }),
+    handler: async ({ input, principal }) => {
+      let reqPath: string;
+      if (input.force_root) {
+        if (!isAdmin(principal.user)) throw new Forbidden('Permission denied');
+        reqPath = joinBasePath('/', input.path);
+      } else {
+        reqPath = joinBasePath(principal.user.basePath, input.path);
+      }
+      const { objs } = await core.fs.list(reqPath);
+      const dirs = objs.filter((o) => o.isDir).map((o) => ({ name: core.names.apply(o.name), modified: isoTime(o.modified) }));
+      return dirs.length === 0 ? null : dirs;
+    },
+  });
+
+  apiRoute(app, core, {
+    method: ANY,
+    url: '/api/fs/other',
+    auth: 'user',
+    from: 'any',
+    input: z.object({ path: pathField, method: z.string().min(1, 'method is required'), data: z.unknown().optional(), password: z.string().default('') }),
+    handler: async ({ input, principal }) => {
+      const reqPath = joinBasePath(principal.user.basePath, input.path);
+      return core.fs.other(reqPath, input.method, input.data);
+    },
+  });
+}
+
+/** `raw_url` of /api/fs/get (wire-api.md §6.4). */
+async function rawUrlOf(core: Core, req: FastifyRequest, reqPath: string, storage: Mounted): Promise<string> {
+  const base = apiUrl(req, core.config.site_url);
+  const sign = core.signer.sign(reqPath);
+  if (mustProxy(storage.factory.config) || storage.row.web_proxy) {
+    const downProxy = storage.row.down_proxy_url.split('\n')[0]?.trim();
+    if (downProxy) return `${downProxy.replace(/\/+$/, '')}${encodePath(reqPath)}?sign=${sign}`;
+    return `${base}/p${encodePath(reqPath)}${needsSign(core, storage) ? `?sign=${sign}` : ''}`;
+  }
+  const { link } = await core.fs.link(reqPath, { ip: req.ip, header: req.headers });
+  if (link.url) return link.url.startsWith('/') ? `${base}${link.url}` : link.url;
+  return `${base}/d${encodePath(reqPath)}${needsSign(core, storage) ? `?sign=${sign}` : ''}`;
+}
+
+/** Files of the same folder whose names start with this file's name minus its extension. */
+async function relatedOf(core: Core, parent: string, obj: Obj, storage: Mounted) {
+  const ext = path.posix.extname(obj.name);
+  const stem = ext ? obj.name.slice(0, -ext.length) : obj.name;
+  let siblings: Obj[];
+  try {
+    siblings = (await core.fs.list(parent)).objs;
+  } catch {
+    return null;
+  }
+  const related = siblings.filter((o) => !o.isDir && o.name !== obj.name && o.name.startsWith(stem));
+  return related.length === 0 ? null : related.map((o) => objJson(core, o, parent, storage));
+}

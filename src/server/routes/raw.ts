@@ -1,0 +1,103 @@
+import path from 'node:path';
+import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { Core } from '../../core.js';
+import { mustProxy } from '../../drivers/form.js';
+import type { Link } from '../../drivers/types.js';
+import { Forbidden, ServerError } from '../../errors.js';
+import type { Mounted } from '../../fs/storages.js';
+import { cleanPath } from '../../util/paths.js';
+import { sendFile } from '../send-file.js';
+import { encodePath } from '../urls.js';
+
+type RawQuery = { sign?: string; type?: string; d?: string };
+
+const extOf = (p: string) => path.posix.extname(p).slice(1).toLowerCase();
+const listSetting = (core: Core, key: string) => core.settings.get(key).split(',').map((s) => s.trim()).filter(Boolean);
+
+/** Headers a client sent that must not be forwarded upstream, plus hop-by-hop headers. */
+const HOP_BY_HOP = new Set(['host', 'connection', 'keep-alive', 'transfer-encoding', 'upgrade', 'proxy-connection', 'te', 'trailer', 'content-length']);
+
+/**
+ * `/d/*` (raw download: redirect to the driver's link, or proxy) and `/p/*` (always proxied).
+ * Neither applies user rules: the path is the full virtual path and a `sign` is the only key,
+ * required when `sign_all` is on or the storage has enable_sign (wire-api.md §8).
+ */
+export function rawRoutes(app: FastifyInstance, core: Core): void {
+  const handle = (proxyOnly: boolean) => async (req: FastifyRequest, reply: FastifyReply) => {
+    const virtualPath = cleanPath((req.params as { "*": string })["*"]);
+    const query = req.query as RawQuery;
+    await core.storages.ready();
+    const { storage } = core.fs.resolveStorage(virtualPath);
+    if (core.settings.getBool('sign_all') || storage.row.enable_sign) core.signer.verify(virtualPath, query.sign ?? '');
+
+    const ext = extOf(virtualPath);
+    const config = storage.factory.config;
+    if (proxyOnly) {
+      const canProxy =
+        mustProxy(config) ||
+        storage.row.web_proxy ||
+        storage.row.webdav_policy === 'use_proxy_url' ||
+        listSetting(core, 'proxy_types').includes(ext) ||
+        listSetting(core, 'text_types').includes(ext);
+      if (!canProxy) throw new Forbidden('proxy not allowed');
+      const downProxy = storage.row.down_proxy_url.split('\n')[0]?.trim();
+      if (downProxy && query.d === undefined) {
+        return reply.redirect(`${downProxy.replace(/\/+$/, '')}${encodePath(virtualPath)}?sign=${core.signer.sign(virtualPath)}`, 302);
+      }
+    }
+    const { link, obj } = await core.fs.link(virtualPath, { type: query.type, ip: req.ip, header: req.headers });
+    const shouldProxy = proxyOnly || mustProxy(config) || storage.row.web_proxy || listSetting(core, 'proxy_types').includes(ext);
+    if (!shouldProxy && link.url) {
+      reply.header('Referrer-Policy', 'no-referrer');
+      reply.header('Cache-Control', 'max-age=0, no-cache, no-store, must-revalidate');
+      return reply.redirect(link.url, 302);
+    }
+    return proxy(core, req, reply, link, obj.name, obj.hash, storage);
+  };
+
+  for (const prefix of ['d', 'p'] as const) {
+    app.route({ method: ['GET', 'HEAD'], url: `/${prefix}/*`, handler: handle(prefix === 'p') });
+  }
+}
+
+
+async function proxy(core: Core, req: FastifyRequest, reply: FastifyReply, link: Link, name: string, hash: Record<string, string> | undefined, storage: Mounted) {
+  if (link.file) {
+    const file = link.file;
+    const strongest = hash?.sha256 ?? hash?.sha1 ?? hash?.md5;
+    return sendFile(req, reply, {
+      name,
+      size: file.size,
+      modified: file.modified,
+      etag: strongest ? `"${strongest}"` : undefined,
+      contentType: link.contentType,
+      open: (start, end) => file.open(start, end),
+    });
+  }
+  if (!link.url) throw new ServerError(`storage ${storage.row.mount_path} gave no way to read ${name}`);
+  // A URL link: transparent proxy, forwarding the client's headers minus proxy_ignore_headers.
+  const ignore = new Set(core.settings.get('proxy_ignore_headers').split(',').map((h) => h.trim().toLowerCase()));
+  const headers = new Headers();
+  for (const [k, v] of Object.entries(req.headers)) {
+    if (v === undefined || HOP_BY_HOP.has(k) || ignore.has(k)) continue;
+    headers.set(k, Array.isArray(v) ? v.join(', ') : v);
+  }
+  for (const [k, v] of Object.entries(link.header ?? {})) headers.set(k, v);
+  const controller = new AbortController();
+  req.raw.once('close', () => controller.abort());
+  const upstream = await fetch(link.url, { method: req.method, headers, redirect: 'follow', signal: controller.signal });
+  reply.hijack();
+  const out: Record<string, string> = {};
+  upstream.headers.forEach((v, k) => {
+    if (!HOP_BY_HOP.has(k) || k === 'content-length') out[k] = v;
+  });
+  reply.raw.writeHead(upstream.status, out);
+  if (!upstream.body || req.method === 'HEAD') return reply.raw.end();
+  try {
+    await pipeline(Readable.fromWeb(upstream.body as import('node:stream/web').ReadableStream), reply.raw);
+  } catch {
+    reply.raw.destroy();
+  }
+}
