@@ -64,7 +64,8 @@ export function openCore(loaded: LoadedConfig, opts: OpenOptions = {}): Core {
   const limiter = new LoginLimiter();
   const tokens = new TokenService(config.jwt_secret, config.token_expires_in, repos.sessions);
   const accounts = new Accounts(repos.users, settings, tokens, limiter);
-  const storages = new Storages(repos.storages, log, config.temp_dir);
+  const fileTypes = new FileTypes(settings);
+  const storages = new Storages(repos.storages, log, config.temp_dir, (name) => fileTypes.ofName(name));
   const fs = new Fs(storages, new ListingCache());
   storages.onChange = (id) => fs.dropStorageCache(id);
   return {
@@ -79,7 +80,7 @@ export function openCore(loaded: LoadedConfig, opts: OpenOptions = {}): Core {
     storages,
     fs,
     signer: new Signer(settings),
-    fileTypes: new FileTypes(settings),
+    fileTypes,
     names: new NameMapping(settings),
     close: async () => {
       await storages.ready();

@@ -11,6 +11,8 @@ export interface Obj {
   hash?: Record<string, string>;
   /** A thumbnail URL the driver provides. */
   thumb?: string;
+  /** The driver makes a thumbnail itself: reachable as a link with type `thumb`. */
+  selfThumb?: boolean;
 }
 
 /** A readable file: ranges are inclusive byte offsets. */
@@ -95,6 +97,8 @@ export interface DriverContext {
   /** The storage's mount path, for drivers that build URLs back to this server. */
   mountPath: string;
   tempDir: string;
+  /** Type code of a file name from the extension settings (wire-api.md §6.2). */
+  fileType(name: string): number;
 }
 
 /** Raised by drivers for a missing object; the fs layer maps it to the original's message. */

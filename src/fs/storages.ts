@@ -40,6 +40,7 @@ export class Storages {
     private readonly repo: StoragesRepo,
     private readonly log: Logger,
     private readonly tempDir: string,
+    private readonly fileType: (name: string) => number,
   ) {}
 
   /** Resolves once the initial (or a requested) load of all storages has finished. */
@@ -73,7 +74,7 @@ export class Storages {
         } catch (err) {
           throw new Error(`invalid addition JSON: ${(err as Error).message}`);
         }
-        const driver = factory.create(addition, { mountPath: row.mount_path, tempDir: this.tempDir });
+        const driver = factory.create(addition, { mountPath: row.mount_path, tempDir: this.tempDir, fileType: this.fileType });
         await driver.init();
         m.driver = driver;
         const after = JSON.stringify(driver.addition());

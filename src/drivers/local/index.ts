@@ -1,7 +1,9 @@
 import { createReadStream, type Dirent, type Stats } from 'node:fs';
 import fs from 'node:fs/promises';
 import path from 'node:path';
+import { Readable } from 'node:stream';
 import {
+  type DriverContext,
   type Driver,
   type DriverFactory,
   driverConfig,
@@ -13,6 +15,7 @@ import {
   type Obj,
   readAddition,
 } from '../types.js';
+import { Thumbnailer, TYPE_IMAGE, TYPE_VIDEO } from './thumbnail.js';
 
 const ADDITIONAL: FormItem[] = [
   item('root_folder_path', 'string', { default: '/', required: true, help: 'absolute path of the folder on this machine' }),
@@ -27,20 +30,22 @@ const ADDITIONAL: FormItem[] = [
 /** How many stat calls a listing keeps in flight. */
 const STAT_BATCH = 256;
 
+const MISSING = new Set(['ENOENT', 'ENOTDIR', 'ELOOP', 'ENAMETOOLONG', 'EINVAL']);
+
 function isMissing(err: unknown): boolean {
-  const code = (err as NodeJS.ErrnoException).code;
-  return code === 'ENOENT' || code === 'ENOTDIR' || code === 'ELOOP';
+  return MISSING.has((err as NodeJS.ErrnoException).code ?? '');
 }
 
-function toObj(name: string, st: Stats): Obj {
-  const modified = st.mtime;
-  return {
-    name,
-    size: st.isDirectory() ? 0 : st.size,
-    isDir: st.isDirectory(),
-    modified,
-    created: st.birthtimeMs > 0 ? st.birthtime : modified,
-  };
+/**
+ * An OS error as clients may see it: missing things are "object not found"; anything else
+ * keeps its code but never the host path (which node puts into the message).
+ */
+export function fsError(err: unknown): Error {
+  const e = err as NodeJS.ErrnoException;
+  if (isMissing(e)) return new ObjectNotFound();
+  if (e.code === 'EACCES' || e.code === 'EPERM') return new Error('permission denied by the file system');
+  if (e.code) return new Error(`file system error ${e.code}`);
+  return e instanceof Error ? e : new Error(String(e));
 }
 
 export class LocalDriver implements Driver {
@@ -48,11 +53,30 @@ export class LocalDriver implements Driver {
   private rootReal = '';
   readonly showHidden: boolean;
   readonly opts: Record<string, unknown>;
+  private readonly thumbs?: Thumbnailer;
 
-  constructor(opts: Record<string, unknown>) {
+  constructor(
+    opts: Record<string, unknown>,
+    private readonly ctx: DriverContext,
+  ) {
     this.opts = opts;
     this.root = path.resolve(String(opts.root_folder_path));
     this.showHidden = Boolean(opts.show_hidden);
+    if (opts.thumbnail) {
+      const cache = String(opts.thumb_cache_folder ?? '');
+      this.thumbs = new Thumbnailer(cache ? path.resolve(cache) : '', Number.parseInt(String(opts.thumb_concurrency), 10) || 16);
+    }
+  }
+
+  private toObj(name: string, st: Stats): Obj {
+    const modified = st.mtime;
+    const isDir = st.isDirectory();
+    const obj: Obj = { name, size: isDir ? 0 : st.size, isDir, modified, created: st.birthtimeMs > 0 ? st.birthtime : modified };
+    if (this.thumbs && !isDir) {
+      const kind = this.ctx.fileType(name);
+      if (kind === TYPE_IMAGE || kind === TYPE_VIDEO) obj.selfThumb = true;
+    }
+    return obj;
   }
 
   async init(): Promise<void> {
@@ -92,8 +116,7 @@ export class LocalDriver implements Driver {
     try {
       real = await fs.realpath(path.join(this.root, rel));
     } catch (err) {
-      if (isMissing(err)) throw new ObjectNotFound();
-      throw err;
+      throw fsError(err);
     }
     if (!this.inside(real)) throw new ObjectNotFound();
     return real;
@@ -105,8 +128,7 @@ export class LocalDriver implements Driver {
     try {
       entries = await fs.readdir(real, { withFileTypes: true });
     } catch (err) {
-      if (isMissing(err)) throw new ObjectNotFound();
-      throw err;
+      throw fsError(err);
     }
     const out: Obj[] = [];
     for (let i = 0; i < entries.length; i += STAT_BATCH) {
@@ -123,11 +145,34 @@ export class LocalDriver implements Driver {
     const full = path.join(dir, e.name);
     try {
       if (e.isSymbolicLink() && !this.inside(await fs.realpath(full))) return undefined;
-      return toObj(e.name, await fs.stat(full));
+      return this.toObj(e.name, await fs.stat(full));
     } catch (err) {
       if (isMissing(err) || (err as NodeJS.ErrnoException).code === 'EACCES') return undefined;
-      throw err;
+      throw fsError(err);
     }
+  }
+
+  /** A link to the thumbnail of an image or video (the file itself for SVG). */
+  private async thumbLink(real: string, rel: string, st: Stats): Promise<Link> {
+    const kind = this.ctx.fileType(path.posix.basename(rel));
+    if (!this.thumbs) throw new Error('thumbnails are disabled for this storage');
+    if (kind !== TYPE_IMAGE && kind !== TYPE_VIDEO) throw new Error('no thumbnail for this kind of file');
+    if (rel.toLowerCase().endsWith('.svg')) {
+      return { file: { size: st.size, modified: st.mtime, open: async (start, end) => createReadStream(real, { start, end }) } };
+    }
+    let png: Buffer;
+    try {
+      png = await this.thumbs.thumbnail(real, kind, { size: st.size, mtimeMs: st.mtimeMs });
+    } catch (err) {
+      // Tool errors carry the command line, host path included: say what failed, not where.
+      const e = err as NodeJS.ErrnoException & { cmd?: string };
+      const why = e.code === 'ENOENT' ? 'ffmpeg is not installed' : e.cmd ? 'ffmpeg could not read the video' : 'the image could not be read';
+      throw new Error(`failed to make a thumbnail: ${why}`);
+    }
+    return {
+      contentType: 'image/png',
+      file: { size: png.length, modified: st.mtime, open: async (start, end) => Readable.from([png.subarray(start, end + 1)]) },
+    };
   }
 
   async listStamp(dir: string): Promise<string> {
@@ -135,16 +180,24 @@ export class LocalDriver implements Driver {
     return `${st.ino}:${st.mtimeMs}`;
   }
 
-  async get(rel: string): Promise<Obj> {
-    const real = await this.resolve(rel);
-    const st = await fs.stat(real);
-    return toObj(rel === '/' ? '' : path.posix.basename(rel), st);
+  private async stat(real: string): Promise<Stats> {
+    try {
+      return await fs.stat(real);
+    } catch (err) {
+      throw fsError(err);
+    }
   }
 
-  async link(rel: string, _args: LinkArgs): Promise<Link> {
+  async get(rel: string): Promise<Obj> {
     const real = await this.resolve(rel);
-    const st = await fs.stat(real);
+    return this.toObj(rel === '/' ? '' : path.posix.basename(rel), await this.stat(real));
+  }
+
+  async link(rel: string, args: LinkArgs): Promise<Link> {
+    const real = await this.resolve(rel);
+    const st = await this.stat(real);
     if (st.isDirectory()) throw new ObjectNotFound('not a file');
+    if (args.type === 'thumb') return this.thumbLink(real, rel, st);
     return {
       file: {
         size: st.size,
@@ -160,5 +213,5 @@ export const localDriver: DriverFactory = {
   // listing (listStamp), so files added or removed outside this server still show at once.
   config: driverConfig({ name: 'Local', localSort: true, onlyLocal: true, defaultRoot: '/' }),
   additional: ADDITIONAL,
-  create: (addition) => new LocalDriver(readAddition(ADDITIONAL, addition)),
+  create: (addition, ctx) => new LocalDriver(readAddition(ADDITIONAL, addition), ctx),
 };

@@ -23,6 +23,7 @@ function needsSign(core: Core, storage: Mounted | undefined): boolean {
 /** The wire's object JSON (wire-api.md §6.1). `type` from the name only for the top of /get. */
 export function objJson(core: Core, obj: Obj, parent: string, storage: Mounted | undefined, typeFromName = false) {
   const full = path.posix.join(parent, obj.name);
+  const thumb = obj.thumb ?? (obj.selfThumb ? `${core.config.site_url.replace(/\/+$/, '')}/d${encodePath(full)}?type=thumb&sign=${core.signer.sign(full)}` : '');
   return {
     name: core.names.apply(obj.name),
     size: obj.size,
@@ -30,7 +31,7 @@ export function objJson(core: Core, obj: Obj, parent: string, storage: Mounted |
     modified: isoTime(obj.modified),
     created: isoTime(obj.created ?? obj.modified),
     sign: !obj.isDir && needsSign(core, storage) ? core.signer.sign(full) : '',
-    thumb: obj.thumb ?? '',
+    thumb,
     type: typeFromName ? core.fileTypes.ofName(obj.name) : core.fileTypes.of(obj),
     ...hashJson(obj.hash),
   };

@@ -1,0 +1,13 @@
+#!/usr/bin/env bash
+# Debian packages the tests use, installed when missing (apt-get update first, once).
+set -euo pipefail
+PACKAGES=(ffmpeg)
+missing=()
+for p in "${PACKAGES[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+done
+if [ "${#missing[@]}" -gt 0 ]; then
+  apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+echo "packages: ${PACKAGES[*]} installed"
