@@ -101,7 +101,7 @@ export async function sendFile(req: FastifyRequest, reply: FastifyReply, src: Fi
 
   const res = reply.raw;
   const streams = new OpenStreams();
-  
+  res.once('close', () => streams.closeAll());
   // Open the first range before writing anything, so that a source that cannot be read
   // (missing file, denied upstream) becomes an error response rather than a cut transfer.
   const first = await openRange(src, firstRange, streams);
@@ -112,6 +112,7 @@ export async function sendFile(req: FastifyRequest, reply: FastifyReply, src: Fi
   // pipeline destroys the socket if the body fails after the headers went out, and destroys
   // the body if the client goes away; OpenStreams then closes the source it was reading.
   pipeline(body, res, (err) => {
+    streams.closeAll();
     if (err && (err as NodeJS.ErrnoException).code !== 'ERR_STREAM_PREMATURE_CLOSE') {
       req.log.warn({ err, file: src.name }, 'file transfer failed');
     }
