@@ -10,6 +10,7 @@ import { migrate } from './db/migrations.js';
 import { SessionsRepo } from './db/sessions.js';
 import { SettingsRepo } from './db/settings.js';
 import { StoragesRepo } from './db/storages.js';
+import { TasksRepo } from './db/tasks.js';
 import { UsersRepo } from './db/users.js';
 import { type Logger, createLogger } from './logger.js';
 import { ListingCache } from './fs/cache.js';
@@ -17,6 +18,8 @@ import { Fs } from './fs/fs.js';
 import { FileTypes, NameMapping } from './fs/objects.js';
 import { Signer } from './fs/sign.js';
 import { Storages } from './fs/storages.js';
+import { FsWriter } from './fs/write.js';
+import { TaskManager } from './tasks/manager.js';
 import { Settings } from './settings/service.js';
 
 export interface Repos {
@@ -24,6 +27,7 @@ export interface Repos {
   sessions: SessionsRepo;
   settings: SettingsRepo;
   storages: StoragesRepo;
+  tasks: TasksRepo;
 }
 
 /** Everything a process holds once: configuration, database, repositories and services. */
@@ -38,6 +42,8 @@ export interface Core {
   limiter: LoginLimiter;
   storages: Storages;
   fs: Fs;
+  writer: FsWriter;
+  tasks: TaskManager;
   signer: Signer;
   fileTypes: FileTypes;
   names: NameMapping;
@@ -59,6 +65,7 @@ export function openCore(loaded: LoadedConfig, opts: OpenOptions = {}): Core {
     sessions: new SessionsRepo(db),
     settings: new SettingsRepo(db),
     storages: new StoragesRepo(db),
+    tasks: new TasksRepo(db),
   };
   const settings = new Settings(repos.settings);
   const limiter = new LoginLimiter();
@@ -68,6 +75,8 @@ export function openCore(loaded: LoadedConfig, opts: OpenOptions = {}): Core {
   const storages = new Storages(repos.storages, log, config.temp_dir, (name) => fileTypes.ofName(name));
   const fs = new Fs(storages, new ListingCache());
   storages.onChange = (id) => fs.dropStorageCache(id);
+  const tasks = new TaskManager(repos.tasks, config.tasks, log);
+  const writer = new FsWriter(fs, tasks);
   return {
     dataDir,
     config,
@@ -79,10 +88,13 @@ export function openCore(loaded: LoadedConfig, opts: OpenOptions = {}): Core {
     limiter,
     storages,
     fs,
+    writer,
+    tasks,
     signer: new Signer(settings),
     fileTypes,
     names: new NameMapping(settings),
     close: async () => {
+      await tasks.stop();
       await storages.ready();
       await db.close();
     },

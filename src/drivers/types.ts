@@ -85,6 +85,44 @@ export interface Driver {
   listStamp?(path: string): Promise<string>;
   /** Optional: `/api/fs/other` (driver-defined methods). */
   other?(path: string, method: string, data: unknown): Promise<unknown>;
+
+  // Write capabilities, each optional: the fs layer checks for them and falls back (copy and
+  // move across storages become read + put) or answers `not implement`.
+  /** Creates one folder `name` in the existing folder `parent`. */
+  makeDir?(parent: string, name: string): Promise<void>;
+  rename?(path: string, newName: string): Promise<void>;
+  /** Moves `src` into the existing folder `dstDir` (same storage). */
+  move?(src: string, dstDir: string): Promise<void>;
+  /** Copies `src` (file or folder) into the existing folder `dstDir` (same storage). */
+  copy?(src: string, dstDir: string): Promise<void>;
+  remove?(path: string): Promise<void>;
+  /**
+   * Stores a stream as `dstDir/name`, replacing an existing file only once the new one is
+   * complete: a failed or interrupted put leaves no partial file under the real name.
+   */
+  put?(dstDir: string, file: UploadStream): Promise<void>;
+}
+
+/** A file to store: a stream of known (or unknown, -1) size. */
+export interface UploadStream {
+  name: string;
+  size: number;
+  stream: Readable;
+  modified?: Date;
+  mimetype?: string;
+  /** Hashes the client declared (md5, sha1, sha256): a mismatch fails the put. */
+  hashes?: Record<string, string>;
+  /** Called with the bytes stored so far. */
+  onProgress?(bytes: number): void;
+  signal?: AbortSignal;
+}
+
+/** Raised when a put's body is shorter or longer than its declared size, or a hash differs. */
+export class UploadIntegrityError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'UploadIntegrityError';
+  }
 }
 
 export interface DriverFactory {

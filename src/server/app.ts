@@ -8,6 +8,8 @@ import { adminStorageRoutes } from './routes/admin-storages.js';
 import { adminUserRoutes } from './routes/admin-users.js';
 import { authRoutes } from './routes/auth.js';
 import { fsReadRoutes } from './routes/fs-read.js';
+import { fsUploadRoutes } from './routes/fs-upload.js';
+import { fsWriteRoutes } from './routes/fs-write.js';
 import { publicRoutes } from './routes/public.js';
 import { rawRoutes } from './routes/raw.js';
 
@@ -66,11 +68,16 @@ export async function buildApp(core: Core, opts: AppOptions = {}): Promise<Fasti
   adminUserRoutes(app, core);
   adminStorageRoutes(app, core);
   fsReadRoutes(app, core);
+  fsWriteRoutes(app, core);
+  await fsUploadRoutes(app, core);
   rawRoutes(app, core);
 
   // Storages mount in the background; requests that need them wait (a failing one keeps its
   // error as status and never stops the server).
-  void core.storages.loadAll().catch((err) => core.log.error({ err }, 'loading storages failed'));
+  void core.storages
+    .loadAll()
+    .then(() => core.tasks.restore())
+    .catch((err) => core.log.error({ err }, 'loading storages or tasks failed'));
   const sweep = setInterval(() => {
     core.repos.sessions.deleteExpired(Date.now()).catch((err) => core.log.warn({ err }, 'session cleanup failed'));
   }, 3600_000);

@@ -1,7 +1,9 @@
 import { createReadStream, type Dirent, type Stats } from 'node:fs';
 import fs from 'node:fs/promises';
 import path from 'node:path';
+import { randomBytes } from 'node:crypto';
 import { Readable } from 'node:stream';
+import { writeUploadTo } from '../write-file.js';
 import {
   type DriverContext,
   type Driver,
@@ -14,6 +16,7 @@ import {
   ObjectNotFound,
   type Obj,
   readAddition,
+  type UploadStream,
 } from '../types.js';
 import { Thumbnailer, TYPE_IMAGE, TYPE_VIDEO } from './thumbnail.js';
 
@@ -30,6 +33,18 @@ const ADDITIONAL: FormItem[] = [
 /** How many stat calls a listing keeps in flight. */
 const STAT_BATCH = 256;
 
+/** Uploads are written here (inside the root, so the final rename stays on one file system). */
+export const TEMP_FOLDER = '.atrium-tmp';
+
+function pidAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
 const MISSING = new Set(['ENOENT', 'ENOTDIR', 'ELOOP', 'ENAMETOOLONG', 'EINVAL']);
 
 function isMissing(err: unknown): boolean {
@@ -44,6 +59,9 @@ export function fsError(err: unknown): Error {
   const e = err as NodeJS.ErrnoException;
   if (isMissing(e)) return new ObjectNotFound();
   if (e.code === 'EACCES' || e.code === 'EPERM') return new Error('permission denied by the file system');
+  if (e.code === 'EEXIST' || e.code === 'ENOTEMPTY') return new Error('file exists');
+  if (e.code === 'ENOSPC' || e.code === 'EDQUOT') return new Error('no space left on the storage');
+  if (e.code === 'EISDIR') return new Error('is a folder');
   if (e.code) return new Error(`file system error ${e.code}`);
   return e instanceof Error ? e : new Error(String(e));
 }
@@ -89,6 +107,23 @@ export class LocalDriver implements Driver {
     }
     if (!st.isDirectory()) throw new Error(`root folder ${this.root} is not a directory`);
     this.rootReal = await fs.realpath(this.root);
+    await this.sweepTemp();
+  }
+
+  /** Removes what interrupted uploads left: temp files whose writing process is gone. */
+  private async sweepTemp(): Promise<void> {
+    let names: string[];
+    try {
+      names = await fs.readdir(path.join(this.rootReal, TEMP_FOLDER));
+    } catch {
+      return;
+    }
+    for (const name of names) {
+      const pid = Number.parseInt(name.split('-')[0] ?? '', 10);
+      if (pid === process.pid || !Number.isFinite(pid) || !pidAlive(pid)) {
+        await fs.rm(path.join(this.rootReal, TEMP_FOLDER, name), { force: true, recursive: true }).catch(() => undefined);
+      }
+    }
   }
 
   async drop(): Promise<void> {}
@@ -102,7 +137,7 @@ export class LocalDriver implements Driver {
   }
 
   private hiddenName(name: string): boolean {
-    return !this.showHidden && name.startsWith('.');
+    return name === TEMP_FOLDER || (!this.showHidden && name.startsWith('.'));
   }
 
   /**
@@ -173,6 +208,98 @@ export class LocalDriver implements Driver {
       contentType: 'image/png',
       file: { size: png.length, modified: st.mtime, open: async (start, end) => Readable.from([png.subarray(start, end + 1)]) },
     };
+  }
+
+  private mkdirMode(): number {
+    const mode = Number.parseInt(String(this.opts.mkdir_perm || '777'), 8);
+    return Number.isFinite(mode) ? mode : 0o777;
+  }
+
+  /** Host path of `name` in the (existing, confined) folder `dir`. */
+  private async child(dir: string, name: string): Promise<string> {
+    if (name === '' || name === '.' || name === '..' || name.includes('/') || name.includes('\\') || name.includes('\0') || this.hiddenName(name)) {
+      throw new ObjectNotFound('invalid name');
+    }
+    return path.join(await this.resolve(dir), name);
+  }
+
+  async makeDir(parent: string, name: string): Promise<void> {
+    const target = await this.child(parent, name);
+    try {
+      await fs.mkdir(target, { mode: this.mkdirMode() });
+    } catch (err) {
+      throw fsError(err);
+    }
+  }
+
+  async rename(rel: string, newName: string): Promise<void> {
+    const src = await this.resolve(rel);
+    const dst = await this.child(path.posix.dirname(rel), newName);
+    await this.renameOrCopy(src, dst);
+  }
+
+  async move(src: string, dstDir: string): Promise<void> {
+    const from = await this.resolve(src);
+    const to = await this.child(dstDir, path.posix.basename(src));
+    await this.renameOrCopy(from, to);
+  }
+
+  async copy(src: string, dstDir: string): Promise<void> {
+    const from = await this.resolve(src);
+    const to = await this.child(dstDir, path.posix.basename(src));
+    try {
+      await fs.cp(from, to, { recursive: true, errorOnExist: true, force: false, preserveTimestamps: true, verbatimSymlinks: true });
+    } catch (err) {
+      throw fsError(err);
+    }
+  }
+
+  async remove(rel: string): Promise<void> {
+    const target = await this.resolve(rel);
+    if (target === this.rootReal) throw new Error('the root folder can not be removed');
+    const bin = String(this.opts.recycle_bin_path ?? '').trim();
+    try {
+      if (bin === '' || bin === 'delete permanently') {
+        await fs.rm(target, { recursive: true, force: true });
+        return;
+      }
+      await fs.mkdir(bin, { recursive: true });
+      const stamp = new Date().toISOString().replace(/[:.]/g, '-');
+      await this.renameOrCopy(target, path.join(bin, `${path.basename(target)}.${stamp}.${randomBytes(3).toString('hex')}`));
+    } catch (err) {
+      throw fsError(err);
+    }
+  }
+
+  /** rename(2), or copy then delete where source and target are on different file systems. */
+  private async renameOrCopy(from: string, to: string): Promise<void> {
+    try {
+      await fs.rename(from, to);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EXDEV') throw fsError(err);
+      try {
+        await fs.cp(from, to, { recursive: true, errorOnExist: true, force: false, preserveTimestamps: true, verbatimSymlinks: true });
+        await fs.rm(from, { recursive: true, force: true });
+      } catch (e) {
+        throw fsError(e);
+      }
+    }
+  }
+
+  async put(dstDir: string, up: UploadStream): Promise<void> {
+    const target = await this.child(dstDir, up.name);
+    const tempDir = path.join(this.rootReal, TEMP_FOLDER);
+    await fs.mkdir(tempDir, { recursive: true });
+    const temp = path.join(tempDir, `${process.pid}-${randomBytes(8).toString('hex')}`);
+    try {
+      await writeUploadTo(temp, up);
+      if (up.modified) await fs.utimes(temp, up.modified, up.modified);
+      await fs.rename(temp, target);
+    } catch (err) {
+      await fs.rm(temp, { force: true });
+      if ((err as NodeJS.ErrnoException).code && !(err as Error).name.startsWith('Abort')) throw fsError(err);
+      throw err;
+    }
   }
 
   async listStamp(dir: string): Promise<string> {

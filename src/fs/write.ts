@@ -1,0 +1,389 @@
+import path from 'node:path';
+import { Readable } from 'node:stream';
+import type { User } from '../db/users.js';
+import { type Driver, ObjectNotFound, type Obj, UploadIntegrityError, type UploadStream } from '../drivers/types.js';
+import { AppError, BadRequest, Forbidden, ServerError } from '../errors.js';
+import { type Task, type TaskContext, type TaskManager } from '../tasks/manager.js';
+import { replaceAll } from '../util/bounded-regex.js';
+import { cleanPath, isSubPath } from '../util/paths.js';
+import type { Fs } from './fs.js';
+import { type Mounted, STATUS_WORK } from './storages.js';
+
+export const MSG_EMPTY_NAMES = 'Empty file names';
+export const MSG_DELETE_ROOT = 'delete root folder is not allowed, please goto the manage page to delete the storage instead';
+const MAX_NAME_BYTES = 255;
+
+/** A name for a single path segment: not empty, not `.`/`..`, no separators or NUL, ≤ 255 bytes. */
+export function checkName(name: string): string {
+  if (name === '' || name.trim() === '') throw new BadRequest('name is empty');
+  if (name === '.' || name === '..') throw new BadRequest(`name ${name} is not allowed`);
+  if (name.includes('/') || name.includes('\\')) throw new BadRequest(`name ${name} must not contain / or \\`);
+  if (name.includes('\0')) throw new BadRequest('name must not contain NUL');
+  if (Buffer.byteLength(name) > MAX_NAME_BYTES) throw new BadRequest(`name is longer than ${MAX_NAME_BYTES} bytes`);
+  return name;
+}
+
+const join = (dir: string, name: string) => cleanPath(path.posix.join(dir, name));
+
+interface Resolved {
+  storage: Mounted;
+  driver: Driver;
+  actualPath: string;
+}
+
+export interface PutOptions {
+  /** false: refuse when the file exists (`file exists`); otherwise replace it. */
+  overwrite: boolean;
+  asTask: boolean;
+  creator?: User;
+}
+
+/**
+ * Every change clients can ask for, on cleaned virtual paths (access already checked by the
+ * caller). Same-storage operations use the driver's own; across storages, copy and move run as
+ * tasks that read from one driver and put into the other.
+ */
+export class FsWriter {
+  constructor(
+    private readonly fs: Fs,
+    private readonly tasks: TaskManager,
+  ) {
+    tasks.registerResumer('copy', (p) => (ctx) => this.copyAcross(p as TransferPayload, ctx));
+    tasks.registerResumer('move', (p) => (ctx) => this.moveAcross(p as TransferPayload, ctx));
+  }
+
+  private resolve(virtualPath: string): Resolved {
+    const { storage, actualPath } = this.fs.resolveStorage(virtualPath);
+    if (storage.row.status !== STATUS_WORK || !storage.driver) throw new ServerError(`storage not init: ${storage.row.status}`);
+    return { storage, driver: storage.driver, actualPath };
+  }
+
+  private need<K extends keyof Driver>(r: Resolved, cap: K): NonNullable<Driver[K]> {
+    const fn = r.driver[cap];
+    if (!fn) throw new ServerError('not implement');
+    return (fn as (...a: unknown[]) => unknown).bind(r.driver) as NonNullable<Driver[K]>;
+  }
+
+  private async stat(r: Resolved, actualPath = r.actualPath): Promise<Obj | undefined> {
+    try {
+      return await r.driver.get(actualPath);
+    } catch (err) {
+      if (err instanceof ObjectNotFound) return undefined;
+      throw err;
+    }
+  }
+
+  private changed(virtualDir: string, recursive = false): void {
+    this.fs.invalidate(virtualDir, recursive);
+  }
+
+  /** Creates a folder and its missing parents; an existing folder is fine, a file is not. */
+  async mkdir(virtualPath: string): Promise<void> {
+    await this.fs.storages.ready();
+    const r = this.resolve(virtualPath);
+    const makeDir = this.need(r, 'makeDir');
+    let current = '/';
+    for (const segment of r.actualPath.split('/').filter(Boolean)) {
+      const next = join(current, segment);
+      const existing = await this.stat(r, next);
+      if (existing && !existing.isDir) throw new ServerError('file exists');
+      if (!existing) await wrap(makeDir(current, checkName(segment)));
+      current = next;
+    }
+    this.changed(path.posix.dirname(virtualPath), true);
+  }
+
+  async rename(virtualPath: string, name: string, overwrite = false): Promise<void> {
+    checkName(name);
+    await this.fs.storages.ready();
+    const r = this.resolve(virtualPath);
+    if (r.actualPath === '/') throw new BadRequest('the root of a storage can not be renamed, edit the storage instead');
+    if (!(await this.stat(r))) throw new ServerError('object not found');
+    const target = join(path.posix.dirname(r.actualPath), name);
+    if (target === r.actualPath) return;
+    const existing = await this.stat(r, target);
+    if (existing) {
+      if (!overwrite || existing.isDir) throw new Forbidden(`file [${name}] exists`);
+      await wrap(this.need(r, 'remove')(target));
+    }
+    await wrap(this.need(r, 'rename')(r.actualPath, name));
+    this.changed(path.posix.dirname(virtualPath));
+    this.changed(virtualPath, true);
+  }
+
+  /** Checks names and resolves source and destination folders of a batch operation. */
+  private async batch(srcDir: string, dstDir: string, names: string[]) {
+    if (names.length === 0) throw new BadRequest(MSG_EMPTY_NAMES);
+    for (const n of names) checkName(n);
+    await this.fs.storages.ready();
+    const src = this.resolve(srcDir);
+    const dst = this.resolve(dstDir);
+    const dstObj = await this.stat(dst);
+    if (!dstObj || !dstObj.isDir) throw new ServerError(`destination ${dstDir} is not a folder`);
+    return { src, dst };
+  }
+
+  /**
+   * Refuses an existing target unless `overwrite`. A same-storage operation then removes it
+   * first (drivers do not replace); a transfer task leaves it, since put replaces a file only
+   * once the new one is complete.
+   */
+  private async conflict(dst: Resolved, name: string, overwrite: boolean, sameStorage: boolean): Promise<void> {
+    const existing = await this.stat(dst, join(dst.actualPath, name));
+    if (!existing) return;
+    if (!overwrite) throw new Forbidden(`file [${name}] exists`);
+    if (sameStorage) await wrap(this.need(dst, 'remove')(join(dst.actualPath, name)));
+  }
+
+  async move(srcDir: string, dstDir: string, names: string[], opts: { overwrite?: boolean; creator?: User } = {}): Promise<Task[]> {
+    const { src, dst } = await this.batch(srcDir, dstDir, names);
+    const tasks: Task[] = [];
+    for (const name of names) {
+      const from = join(srcDir, name);
+      if (isSubPath(from, dstDir)) throw new BadRequest(`can not move ${name} into itself`);
+      if (srcDir === dstDir) continue;
+      if (!(await this.stat(src, join(src.actualPath, name)))) throw new ServerError(`object not found: ${name}`);
+      await this.conflict(dst, name, opts.overwrite ?? false, src.storage === dst.storage);
+      if (src.storage === dst.storage) {
+        await wrap(this.need(src, 'move')(join(src.actualPath, name), dst.actualPath));
+      } else {
+        tasks.push(this.transferTask('move', { from, toDir: dstDir }, opts.creator));
+      }
+      this.changed(from, true);
+    }
+    this.changed(srcDir);
+    this.changed(dstDir);
+    return tasks;
+  }
+
+  /** Same storage: the driver copies now (no task). Across storages: one task per name. */
+  async copy(srcDir: string, dstDir: string, names: string[], opts: { overwrite?: boolean; creator?: User } = {}): Promise<Task[]> {
+    const { src, dst } = await this.batch(srcDir, dstDir, names);
+    const tasks: Task[] = [];
+    for (const name of names) {
+      const from = join(srcDir, name);
+      if (isSubPath(from, dstDir)) throw new BadRequest(`can not copy ${name} into itself`);
+      const obj = await this.stat(src, join(src.actualPath, name));
+      if (!obj) throw new ServerError(`object not found: ${name}`);
+      if (srcDir === dstDir) throw new Forbidden(`file [${name}] exists`);
+      const sameStorage = src.storage === dst.storage && src.driver.copy !== undefined;
+      await this.conflict(dst, name, opts.overwrite ?? false, sameStorage);
+      if (sameStorage) {
+        await wrap(this.need(src, 'copy')(join(src.actualPath, name), dst.actualPath));
+      } else {
+        tasks.push(this.transferTask('copy', { from, toDir: dstDir }, opts.creator));
+      }
+    }
+    this.changed(dstDir);
+    return tasks;
+  }
+
+  async remove(dir: string, names: string[]): Promise<void> {
+    if (names.length === 0) throw new BadRequest(MSG_EMPTY_NAMES);
+    for (const n of names) checkName(n);
+    await this.fs.storages.ready();
+    for (const name of names) {
+      const target = join(dir, name);
+      if (this.fs.storages.isMountRoot(target)) throw new ServerError(MSG_DELETE_ROOT);
+      const r = this.resolve(target);
+      if (r.actualPath === '/') throw new ServerError(MSG_DELETE_ROOT);
+      if (!(await this.stat(r))) continue;
+      await wrap(this.need(r, 'remove')(r.actualPath));
+      this.changed(target, true);
+    }
+    this.changed(dir);
+  }
+
+  /** Deletes every folder below `dir` that holds (recursively) nothing but empty folders. */
+  async removeEmptyDirs(dir: string): Promise<number> {
+    await this.fs.storages.ready();
+    const r = this.resolve(dir);
+    const remove = this.need(r, 'remove');
+    let removed = 0;
+    const visit = async (actual: string): Promise<boolean> => {
+      const children = await r.driver.list(actual);
+      let empty = true;
+      for (const c of children) {
+        if (!c.isDir) {
+          empty = false;
+          continue;
+        }
+        const sub = join(actual, c.name);
+        if (await visit(sub)) {
+          await wrap(remove(sub));
+          removed++;
+        } else empty = false;
+      }
+      return empty;
+    };
+    await wrap(visit(r.actualPath));
+    this.changed(dir, true);
+    return removed;
+  }
+
+  async batchRename(dir: string, pairs: Array<{ src_name: string; new_name: string }>): Promise<void> {
+    for (const p of pairs) {
+      if (!p.src_name || !p.new_name) continue;
+      checkName(p.src_name);
+      await this.rename(join(dir, p.src_name), p.new_name);
+    }
+  }
+
+  async regexRename(dir: string, pattern: string, replacement: string): Promise<number> {
+    const { objs } = await this.fs.list(dir, { refresh: true });
+    const names = objs.map((o) => o.name);
+    const renamed = await replaceAll(pattern, replacement, names);
+    let n = 0;
+    for (const [i, next] of renamed.entries()) {
+      if (next === null || next === names[i]) continue;
+      await this.rename(join(dir, names[i]!), checkName(next));
+      n++;
+    }
+    return n;
+  }
+
+  /** Moves every file found below `srcDir` straight into `dstDir` (folders are not kept). */
+  async recursiveMove(srcDir: string, dstDir: string, creator?: User): Promise<{ moved: number; tasks: Task[] }> {
+    if (isSubPath(srcDir, dstDir)) throw new BadRequest('can not move a folder into itself');
+    const files: Array<{ dir: string; name: string }> = [];
+    const walk = async (dir: string) => {
+      for (const o of (await this.fs.list(dir, { refresh: true })).objs) {
+        if (o.isDir) await walk(join(dir, o.name));
+        else files.push({ dir, name: o.name });
+      }
+    };
+    await walk(srcDir);
+    const tasks: Task[] = [];
+    for (const f of files) tasks.push(...(await this.move(f.dir, dstDir, [f.name], { creator })));
+    return { moved: files.length, tasks };
+  }
+
+  /**
+   * Stores an upload at `virtualPath`. Parents are created; with `asTask` the body has already
+   * been spooled by the caller and the put runs as an `upload` task.
+   */
+  async put(virtualPath: string, up: UploadStream, opts: PutOptions): Promise<Task | null> {
+    checkName(up.name);
+    await this.fs.storages.ready();
+    const dir = path.posix.dirname(virtualPath);
+    const r = this.resolve(virtualPath);
+    if (r.storage.factory.config.noUpload) throw new ServerError('upload not supported');
+    const put = this.need(r, 'put');
+    const existing = await this.stat(r);
+    if (existing) {
+      if (existing.isDir) throw new Forbidden(`file [${up.name}] exists`);
+      if (!opts.overwrite) throw new Forbidden('file exists');
+    }
+    await this.mkdir(dir);
+    const actualDir = path.posix.dirname(r.actualPath);
+    if (!opts.asTask) {
+      await wrap(put(actualDir, up));
+      this.changed(dir);
+      return null;
+    }
+    return this.tasks.submit({
+      kind: 'upload',
+      name: `upload ${up.name} to [${r.storage.row.mount_path}](${actualDir})`,
+      creator: opts.creator,
+      status: 'uploading',
+      run: async (ctx) => {
+        ctx.setTotalBytes(up.size);
+        await wrap(put(actualDir, { ...up, signal: ctx.signal, onProgress: (b) => ctx.setProgress(up.size > 0 ? (b / up.size) * 100 : 0) }));
+        this.changed(dir);
+      },
+    });
+  }
+
+  private transferTask(kind: 'copy' | 'move', payload: TransferPayload, creator?: User): Task {
+    const src = this.resolve(payload.from);
+    const dst = this.resolve(payload.toDir);
+    return this.tasks.submit({
+      kind,
+      name: `${kind} [${src.storage.row.mount_path}](${src.actualPath}) to [${dst.storage.row.mount_path}](${dst.actualPath})`,
+      creator,
+      payload,
+      run: (ctx) => (kind === 'copy' ? this.copyAcross(payload, ctx) : this.moveAcross(payload, ctx)),
+    });
+  }
+
+  /** Copies a file or folder tree from one storage to another by reading and putting. */
+  private async copyAcross(p: TransferPayload, ctx: TaskContext): Promise<void> {
+    ctx.setStatus('getting src object');
+    const { obj } = await this.fs.get(p.from);
+    const files: Array<{ from: string; toDir: string; obj: Obj }> = [];
+    const dirs: string[] = [];
+    if (obj.isDir) {
+      ctx.setStatus('src object is dir, listing objs');
+      const walk = async (from: string, toDir: string) => {
+        dirs.push(toDir);
+        for (const o of (await this.fs.list(from, { refresh: true })).objs) {
+          if (o.isDir) await walk(join(from, o.name), join(toDir, o.name));
+          else files.push({ from: join(from, o.name), toDir, obj: o });
+        }
+      };
+      await walk(p.from, join(p.toDir, obj.name));
+    } else {
+      files.push({ from: p.from, toDir: p.toDir, obj });
+    }
+    const total = files.reduce((n, f) => n + f.obj.size, 0);
+    ctx.setTotalBytes(total);
+    for (const d of dirs) await this.mkdir(d);
+    let done = 0;
+    ctx.setStatus('copying');
+    for (const f of files) {
+      if (ctx.signal.aborted) throw new Error('context canceled');
+      const dst = this.resolve(f.toDir);
+      const put = this.need(dst, 'put');
+      const stream = await this.openRead(f.from, f.obj);
+      const base = done;
+      await wrap(
+        put(dst.actualPath, {
+          name: f.obj.name,
+          size: f.obj.size,
+          stream,
+          modified: f.obj.modified,
+          signal: ctx.signal,
+          onProgress: (b) => ctx.setProgress(total > 0 ? ((base + b) / total) * 100 : 100),
+        }),
+      );
+      done += f.obj.size;
+      this.changed(f.toDir);
+    }
+  }
+
+  private async moveAcross(p: TransferPayload, ctx: TaskContext): Promise<void> {
+    await this.copyAcross(p, ctx);
+    ctx.setStatus('removing the source');
+    const src = this.resolve(p.from);
+    await wrap(this.need(src, 'remove')(src.actualPath));
+    this.changed(path.posix.dirname(p.from));
+    this.changed(p.from, true);
+  }
+
+  /** A readable of a whole file, from the driver's reader or its URL. */
+  private async openRead(virtualPath: string, obj: Obj): Promise<Readable> {
+    const { link } = await this.fs.link(virtualPath, {});
+    if (link.file) return obj.size === 0 ? Readable.from([]) : link.file.open(0, link.file.size - 1);
+    if (!link.url) throw new ServerError(`no way to read ${virtualPath}`);
+    const res = await fetch(link.url, { headers: link.header });
+    if (!res.ok || !res.body) throw new ServerError(`reading ${virtualPath} failed: HTTP ${res.status}`);
+    return Readable.fromWeb(res.body as import('node:stream/web').ReadableStream);
+  }
+}
+
+interface TransferPayload {
+  from: string;
+  toDir: string;
+}
+
+/** Driver failures as the client sees them: typed errors pass, the rest become 500 with their text. */
+async function wrap<T>(p: Promise<T>): Promise<T> {
+  try {
+    return await p;
+  } catch (err) {
+    if (err instanceof AppError) throw err;
+    if (err instanceof UploadIntegrityError) throw new BadRequest(err.message);
+    if (err instanceof ObjectNotFound) throw new ServerError(err.message);
+    throw new ServerError((err as Error).message || String(err));
+  }
+}

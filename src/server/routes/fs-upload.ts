@@ -1,0 +1,127 @@
+import { randomBytes } from 'node:crypto';
+import { createReadStream } from 'node:fs';
+import { mkdir, rm } from 'node:fs/promises';
+import path from 'node:path';
+import type { Readable } from 'node:stream';
+import multipart from '@fastify/multipart';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { requirePermission } from '../../auth/access.js';
+import { PERM } from '../../auth/permissions.js';
+import type { Core } from '../../core.js';
+import { writeUploadTo } from '../../drivers/write-file.js';
+import type { UploadStream } from '../../drivers/types.js';
+import { BadRequest, ServerError } from '../../errors.js';
+import { taskJson } from '../../tasks/manager.js';
+import { joinBasePath } from '../../util/paths.js';
+import { ok } from '../envelope.js';
+import { authenticate } from '../route.js';
+
+const SYSTEM_FILES = new Set(['.DS_Store', 'desktop.ini', 'Thumbs.db', '@eaDir']);
+
+function header(req: FastifyRequest, name: string): string | undefined {
+  const v = req.headers[name];
+  return Array.isArray(v) ? v[0] : v;
+}
+
+/** The upload headers shared by /put and /form (wire-api.md §6.8). */
+function uploadHeaders(req: FastifyRequest) {
+  const raw = header(req, 'file-path');
+  if (raw === undefined || raw === '') throw new BadRequest('File-Path is required');
+  let filePath: string;
+  try {
+    filePath = decodeURIComponent(raw);
+  } catch {
+    throw new BadRequest('File-Path is not a valid URL-encoded path');
+  }
+  const lm = Number(header(req, 'last-modified'));
+  const hashes: Record<string, string> = {};
+  for (const h of ['md5', 'sha1', 'sha256']) {
+    const v = header(req, `x-file-${h}`);
+    if (v) {
+      if (!/^[0-9a-fA-F]+$/.test(v)) throw new BadRequest(`X-File-${h.toUpperCase()} is not a hex digest`);
+      hashes[h] = v.toLowerCase();
+    }
+  }
+  return {
+    filePath,
+    asTask: header(req, 'as-task') === 'true',
+    overwrite: header(req, 'overwrite') !== 'false',
+    modified: Number.isFinite(lm) && lm > 0 ? new Date(lm) : undefined,
+    hashes,
+  };
+}
+
+/**
+ * `PUT /api/fs/put` (raw body) and `PUT /api/fs/form` (multipart part `file`). Bodies stream
+ * straight into the driver's put, which writes a temporary file and renames it into place only
+ * when complete. With `As-Task: true` the body is spooled into temp_dir first and the put runs
+ * as an `upload` task.
+ */
+export async function fsUploadRoutes(app: FastifyInstance, core: Core): Promise<void> {
+  await app.register(async (scope) => {
+    // No body parser runs here: the handlers read the request stream themselves.
+    scope.removeAllContentTypeParsers();
+    scope.addContentTypeParser('*', (_req, _payload, done) => done(null));
+    await scope.register(multipart, { limits: { fileSize: Number.MAX_SAFE_INTEGER, files: 1, fields: 10 } });
+
+    const handle = async (req: FastifyRequest, reply: FastifyReply, body: () => Promise<{ stream: Readable; size: number; mimetype?: string }>) => {
+      const { user } = (await authenticate(core, req, 'user'))!;
+      const h = uploadHeaders(req);
+      const target = joinBasePath(user.basePath, h.filePath);
+      requirePermission(user, PERM.WRITE, target);
+      const name = path.posix.basename(target);
+      if (core.settings.getBool('ignore_system_files') && (SYSTEM_FILES.has(name) || name.startsWith('._'))) {
+        req.raw.resume();
+        throw new ServerError('system file upload ignored');
+      }
+      const { stream, size, mimetype } = await body();
+      const up: UploadStream = { name, size, stream, modified: h.modified, mimetype, hashes: h.hashes };
+      if (!h.asTask) {
+        await core.writer.put(target, up, { overwrite: h.overwrite, asTask: false, creator: user });
+        return reply.send(ok(null));
+      }
+      const spooled = await spool(core, up);
+      const task = await core.writer
+        .put(target, { ...up, stream: createReadStream(spooled.file), size: spooled.size }, { overwrite: h.overwrite, asTask: true, creator: user })
+        .catch(async (err) => {
+          await rm(spooled.file, { force: true });
+          throw err;
+        });
+      void task!.done.finally(() => rm(spooled.file, { force: true }));
+      return reply.send(ok({ task: taskJson(task!) }));
+    };
+
+    scope.put('/api/fs/put', (req, reply) =>
+      handle(req, reply, async () => {
+        const declared = header(req, 'content-length') ?? header(req, 'x-file-size');
+        if (declared === undefined) throw new BadRequest('Content-Length is required');
+        const size = Number(declared);
+        if (!Number.isSafeInteger(size) || size < 0) throw new BadRequest(`Content-Length is not a size: ${declared}`);
+        return { stream: req.raw, size, mimetype: header(req, 'content-type') };
+      }),
+    );
+
+    scope.put('/api/fs/form', (req, reply) =>
+      handle(req, reply, async () => {
+        if (!req.isMultipart()) throw new BadRequest('the body must be multipart/form-data with a part named file');
+        const part = await req.file();
+        if (!part || part.fieldname !== 'file') throw new BadRequest('the multipart body has no part named file');
+        return { stream: part.file, size: -1, mimetype: part.mimetype };
+      }),
+    );
+  });
+}
+
+/** Receives the whole body into temp_dir (checked against the declared size and hashes). */
+async function spool(core: Core, up: UploadStream): Promise<{ file: string; size: number }> {
+  const dir = path.join(core.config.temp_dir, 'uploads');
+  await mkdir(dir, { recursive: true });
+  const file = path.join(dir, randomBytes(12).toString('hex'));
+  try {
+    const size = await writeUploadTo(file, up);
+    return { file, size };
+  } catch (err) {
+    await rm(file, { force: true });
+    throw new BadRequest((err as Error).message);
+  }
+}

@@ -1,0 +1,311 @@
+import { randomBytes } from 'node:crypto';
+import type { Config, TaskKindConfig } from '../config/defaults.js';
+import type { TaskRow, TasksRepo } from '../db/tasks.js';
+import type { User } from '../db/users.js';
+import type { Logger } from '../logger.js';
+
+/** Task states of the wire (wire-api.md §12.2). */
+export const STATE = {
+  PENDING: 0,
+  RUNNING: 1,
+  SUCCEEDED: 2,
+  CANCELING: 3,
+  CANCELED: 4,
+  ERRORED: 5,
+  FAILING: 6,
+  FAILED: 7,
+  WAITING_RETRY: 8,
+  BEFORE_RETRY: 9,
+} as const;
+
+export const DONE_STATES: ReadonlySet<number> = new Set([STATE.SUCCEEDED, STATE.CANCELED, STATE.FAILED]);
+
+/** Route names of task kinds and the config section holding their workers and retries. */
+export const TASK_KINDS = {
+  upload: 'upload',
+  copy: 'copy',
+  move: 'move',
+  offline_download: 'download',
+  offline_download_transfer: 'transfer',
+  decompress: 'decompress',
+  decompress_upload: 'decompress_upload',
+} as const;
+export type TaskKind = keyof typeof TASK_KINDS;
+
+export interface TaskContext {
+  signal: AbortSignal;
+  setStatus(status: string): void;
+  /** 0–100. */
+  setProgress(percent: number): void;
+  setTotalBytes(bytes: number): void;
+}
+
+export type TaskRun = (ctx: TaskContext) => Promise<void>;
+
+export interface TaskSpec {
+  kind: TaskKind;
+  name: string;
+  creator?: User;
+  status?: string;
+  /** JSON-serialisable description of the work, from which a resumer can rebuild `run`. */
+  payload?: unknown;
+  run: TaskRun;
+}
+
+export class Task {
+  state: number = STATE.PENDING;
+  status: string;
+  progress = 0;
+  error = '';
+  totalBytes = 0;
+  retryCount = 0;
+  startTime = 0;
+  endTime = 0;
+  readonly createdAt = Date.now();
+  controller = new AbortController();
+  /** Resolves when the task reaches a done state. */
+  readonly done: Promise<void>;
+  settle!: () => void;
+
+  constructor(
+    readonly id: string,
+    readonly kind: TaskKind,
+    readonly name: string,
+    readonly creatorId: number,
+    readonly creator: string,
+    readonly creatorRole: number,
+    readonly payload: unknown,
+    public run: TaskRun | undefined,
+    status = '',
+  ) {
+    this.status = status;
+    this.done = new Promise((resolve) => (this.settle = resolve));
+  }
+}
+
+/** TaskInfo JSON of the wire (AList fields plus OpenList's creator and timing fields). */
+export function taskJson(t: Task) {
+  return {
+    id: t.id,
+    name: t.name,
+    creator: t.creator,
+    creator_role: t.creatorRole,
+    state: t.state,
+    status: t.status,
+    progress: Number.isNaN(t.progress) ? 100 : t.progress,
+    start_time: t.startTime ? new Date(t.startTime).toISOString() : null,
+    end_time: t.endTime ? new Date(t.endTime).toISOString() : null,
+    total_bytes: t.totalBytes,
+    error: t.error,
+  };
+}
+
+const newId = () => randomBytes(16).toString('base64url').slice(0, 21);
+
+/**
+ * In-process task runner: a bounded number of workers per kind (config `tasks`), retries up to
+ * `max_retry`, cancellation through an AbortSignal, and every task of a persistent kind written
+ * to the database so that a restart resumes it (when its kind has a resumer) or marks it failed.
+ */
+export class TaskManager {
+  private readonly tasks = new Map<string, Task>();
+  private readonly running = new Map<TaskKind, number>();
+  private readonly resumers = new Map<TaskKind, (payload: unknown) => TaskRun>();
+  private lastWrite = new Map<string, number>();
+  /** Writes of one task run one after the other, in order. */
+  private writes = new Map<string, Promise<void>>();
+  private stopping = false;
+
+  constructor(
+    private readonly repo: TasksRepo,
+    private readonly config: Config['tasks'],
+    private readonly log: Logger,
+  ) {}
+
+  private kindConfig(kind: TaskKind): TaskKindConfig {
+    return this.config[TASK_KINDS[kind]];
+  }
+
+  /** How a persisted task of this kind is rebuilt after a restart. */
+  registerResumer(kind: TaskKind, resume: (payload: unknown) => TaskRun): void {
+    this.resumers.set(kind, resume);
+  }
+
+  /** Loads persisted tasks: finished ones for listing, unfinished ones resumed or failed. */
+  async restore(): Promise<void> {
+    for (const row of await this.repo.all()) {
+      const kind = row.kind as TaskKind;
+      if (!(kind in TASK_KINDS) || this.tasks.has(row.id)) continue;
+      let payload: unknown = null;
+      try {
+        payload = JSON.parse(row.payload || 'null');
+      } catch {
+        payload = null;
+      }
+      const t = new Task(row.id, kind, row.name, row.creator_id, row.creator, row.creator_role, payload, undefined, row.status);
+      Object.assign(t, { state: row.state, progress: row.progress, error: row.error, totalBytes: row.total_bytes, retryCount: row.retry_count, startTime: row.start_time, endTime: row.end_time });
+      this.tasks.set(t.id, t);
+      if (DONE_STATES.has(t.state)) {
+        t.settle();
+        continue;
+      }
+      const resume = this.resumers.get(kind);
+      if (t.state === STATE.CANCELING) {
+        this.finish(t, STATE.CANCELED, 'context canceled');
+      } else if (resume && payload !== null) {
+        t.run = resume(payload);
+        t.state = STATE.PENDING;
+        t.status = 'resumed after restart';
+        await this.persist(t, true);
+      } else {
+        this.finish(t, STATE.FAILED, 'the task is interrupted and cannot be recovered');
+      }
+    }
+    for (const kind of Object.keys(TASK_KINDS) as TaskKind[]) this.pump(kind);
+  }
+
+  submit(spec: TaskSpec): Task {
+    const t = new Task(newId(), spec.kind, spec.name, spec.creator?.id ?? 0, spec.creator?.username ?? '', spec.creator?.role ?? -1, spec.payload ?? null, spec.run, spec.status);
+    this.tasks.set(t.id, t);
+    void this.persist(t, true);
+    // Started on the next turn, so the caller answers with the task as queued (state 0).
+    setImmediate(() => this.pump(spec.kind));
+    return t;
+  }
+
+  get(id: string): Task | undefined {
+    return this.tasks.get(id);
+  }
+
+  list(kind: TaskKind): Task[] {
+    return [...this.tasks.values()].filter((t) => t.kind === kind);
+  }
+
+  cancel(id: string): boolean {
+    const t = this.tasks.get(id);
+    if (!t || DONE_STATES.has(t.state)) return false;
+    if (t.state === STATE.RUNNING) {
+      t.state = STATE.CANCELING;
+      t.controller.abort(new Error('context canceled'));
+    } else {
+      this.finish(t, STATE.CANCELED, 'context canceled');
+    }
+    return true;
+  }
+
+  /** Removes a finished task from the list (and the database). */
+  async remove(id: string): Promise<void> {
+    const t = this.tasks.get(id);
+    if (!t) return;
+    if (!DONE_STATES.has(t.state)) this.cancel(id);
+    this.tasks.delete(id);
+    if (this.kindConfig(t.kind).task_persistant) await this.repo.delete(id);
+  }
+
+  private pump(kind: TaskKind): void {
+    if (this.stopping) return;
+    const workers = Math.max(1, this.kindConfig(kind).workers);
+    for (const t of this.tasks.values()) {
+      if ((this.running.get(kind) ?? 0) >= workers) return;
+      if (t.kind === kind && t.state === STATE.PENDING && t.run) void this.execute(t);
+    }
+  }
+
+  private async execute(t: Task): Promise<void> {
+    this.running.set(t.kind, (this.running.get(t.kind) ?? 0) + 1);
+    t.state = STATE.RUNNING;
+    t.startTime ||= Date.now();
+    t.error = '';
+    await this.persist(t, true);
+    const ctx: TaskContext = {
+      signal: t.controller.signal,
+      setStatus: (status) => {
+        t.status = status;
+        void this.persist(t);
+      },
+      setProgress: (p) => {
+        t.progress = Math.max(0, Math.min(100, p));
+        void this.persist(t);
+      },
+      setTotalBytes: (n) => {
+        t.totalBytes = n;
+      },
+    };
+    try {
+      await t.run!(ctx);
+      t.progress = 100;
+      this.finish(t, STATE.SUCCEEDED, '');
+    } catch (err) {
+      const message = t.controller.signal.aborted ? 'context canceled' : (err as Error).message || String(err);
+      if (this.stopping) {
+        // Interrupted by shutdown, not by a user: left pending so the next start resumes it.
+        t.state = STATE.PENDING;
+        await this.persist(t, true);
+        t.settle();
+      } else if (t.controller.signal.aborted) {
+        this.finish(t, STATE.CANCELED, message);
+      } else if (t.retryCount < this.kindConfig(t.kind).max_retry) {
+        t.retryCount++;
+        t.state = STATE.PENDING;
+        t.error = message;
+        this.log.warn({ task: t.id, err: message, retry: t.retryCount }, 'task failed, retrying');
+        await this.persist(t, true);
+      } else {
+        this.finish(t, STATE.FAILED, message);
+      }
+    } finally {
+      this.running.set(t.kind, (this.running.get(t.kind) ?? 1) - 1);
+      this.pump(t.kind);
+    }
+  }
+
+  private finish(t: Task, state: number, error: string): void {
+    t.state = state;
+    t.error = error;
+    t.endTime = Date.now();
+    void this.persist(t, true);
+    t.settle();
+  }
+
+  /** Writes the task (persistent kinds only); progress-only changes at most once a second. */
+  private async persist(t: Task, force = false): Promise<void> {
+    if (!this.kindConfig(t.kind).task_persistant) return;
+    const now = Date.now();
+    if (!force && now - (this.lastWrite.get(t.id) ?? 0) < 1000) return;
+    this.lastWrite.set(t.id, now);
+    const row: TaskRow = {
+      id: t.id,
+      kind: t.kind,
+      name: t.name,
+      creator_id: t.creatorId,
+      creator: t.creator,
+      creator_role: t.creatorRole,
+      state: t.state,
+      status: t.status,
+      progress: t.progress,
+      error: t.error,
+      total_bytes: t.totalBytes,
+      retry_count: t.retryCount,
+      payload: JSON.stringify(t.payload ?? null),
+      start_time: t.startTime,
+      end_time: t.endTime,
+      created_at: t.createdAt,
+      updated_at: now,
+    };
+    const previous = this.writes.get(t.id) ?? Promise.resolve();
+    const write = previous.then(() =>
+      this.repo.upsert(row).catch((err) => this.log.error({ err, task: t.id }, 'persisting task failed')),
+    );
+    this.writes.set(t.id, write);
+    await write;
+    if (this.writes.get(t.id) === write) this.writes.delete(t.id);
+  }
+
+  /** Interrupts running tasks (they stay pending, to resume on the next start) and waits. */
+  async stop(): Promise<void> {
+    this.stopping = true;
+    const live = [...this.tasks.values()].filter((t) => t.state === STATE.RUNNING);
+    for (const t of live) t.controller.abort(new Error('server is stopping'));
+    await Promise.allSettled(live.map((t) => t.done));
+  }
+}
