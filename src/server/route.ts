@@ -15,6 +15,11 @@ declare module 'fastify' {
 
 export type AuthLevel = 'none' | 'user' | 'admin';
 
+/** Already-serialised JSON a handler returns as `data` (large listings are assembled as text). */
+export class RawJson {
+  constructor(readonly text: string) {}
+}
+
 /**
  * Where the input comes from: `query`; `body` (JSON or form); `any` = the query for GET and
  * the body otherwise, as the original's routes registered for any method.
@@ -67,7 +72,9 @@ export function apiRoute<S extends z.ZodType>(app: FastifyInstance, core: Core, 
       const input = def.input ? parseInput(def.input, rawInput(req, def.from ?? 'body')) : (undefined as z.infer<S>);
       const data = await def.handler({ input, principal: principal as Principal, req, reply });
       if (reply.sent) return reply;
-      return reply.type('application/json; charset=utf-8').send(ok(data ?? null));
+      reply.type('application/json; charset=utf-8');
+      if (data instanceof RawJson) return reply.send(`{"code":200,"message":"success","data":${data.text}}`);
+      return reply.send(ok(data ?? null));
     },
   });
 }

@@ -7,6 +7,8 @@ import { FLAG, type SettingItem, builtinSettings } from './defaults.js';
  */
 export class Settings {
   private items = new Map<string, SettingItem>();
+  /** Bumped on every change, for caches of values derived from settings. */
+  version = 0;
   private readonly listeners: Array<(keys: string[]) => void> = [];
 
   constructor(private readonly repo: SettingsRepo) {}
@@ -52,6 +54,7 @@ export class Settings {
   async reload(): Promise<void> {
     const all = await this.repo.all();
     this.items = new Map(all.sort((a, b) => a.index - b.index).map((i) => [i.key, i]));
+    this.version++;
   }
 
   get(key: string): string {
@@ -89,6 +92,7 @@ export class Settings {
     if (!item) throw new Error(`setting ${key} does not exist`);
     await this.repo.setValue(key, value);
     this.items.set(key, { ...item, value });
+    this.version++;
     this.notify([key]);
   }
 

@@ -9,7 +9,8 @@ import { Forbidden } from '../../errors.js';
 import { hashJson, isoTime } from '../../fs/objects.js';
 import type { Mounted } from '../../fs/storages.js';
 import { joinBasePath } from '../../util/paths.js';
-import { ANY, apiRoute } from '../route.js';
+import { ListingRenderer } from '../listing-render.js';
+import { ANY, apiRoute, RawJson } from '../route.js';
 import { apiUrl, encodePath } from '../urls.js';
 import { boolish, int } from '../validation.js';
 
@@ -39,6 +40,7 @@ export function objJson(core: Core, obj: Obj, parent: string, storage: Mounted |
 
 /** `/api/fs/list|get|dirs|other`: the reading API. */
 export function fsReadRoutes(app: FastifyInstance, core: Core): void {
+  const renderer = new ListingRenderer(core);
   apiRoute(app, core, {
     method: ANY,
     url: '/api/fs/list',
@@ -54,15 +56,12 @@ export function fsReadRoutes(app: FastifyInstance, core: Core): void {
       const total = objs.length;
       const page = input.page && input.page > 0 ? input.page : 1;
       const perPage = input.per_page && input.per_page > 0 ? input.per_page : 0;
-      const slice = perPage > 0 ? objs.slice((page - 1) * perPage, page * perPage) : objs;
-      return {
-        content: total === 0 ? null : slice.map((o) => objJson(core, o, reqPath, storage)),
-        total,
-        readme: '',
-        header: '',
-        write,
-        provider: storage?.factory.config.name ?? 'unknown',
-      };
+      const start = perPage > 0 ? Math.min((page - 1) * perPage, total) : 0;
+      const end = perPage > 0 ? Math.min(start + perPage, total) : total;
+      const items = renderer.items(objs, reqPath, storage, start, end, (o) => objJson(core, o, reqPath, storage));
+      const rest = { total, readme: '', header: '', write, provider: storage?.factory.config.name ?? 'unknown' };
+      const content = total === 0 ? 'null' : `[${items.join(',')}]`;
+      return new RawJson(`{"content":${content},${JSON.stringify(rest).slice(1)}`);
     },
   });
 
