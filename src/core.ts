@@ -1,5 +1,6 @@
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
+import { Access } from './auth/access.js';
 import { Accounts } from './auth/accounts.js';
 import { LoginLimiter } from './auth/login-limiter.js';
 import { TokenService } from './auth/tokens.js';
@@ -7,7 +8,9 @@ import { envAdminPassword } from './config/env.js';
 import type { LoadedConfig } from './config/load.js';
 import { type DbHandle, openDatabase } from './db/index.js';
 import { migrate } from './db/migrations.js';
+import { MetasRepo } from './db/metas.js';
 import { SessionsRepo } from './db/sessions.js';
+import { SshKeysRepo } from './db/ssh-keys.js';
 import { SettingsRepo } from './db/settings.js';
 import { StoragesRepo } from './db/storages.js';
 import { TasksRepo } from './db/tasks.js';
@@ -15,6 +18,7 @@ import { UsersRepo } from './db/users.js';
 import { type Logger, createLogger } from './logger.js';
 import { ListingCache } from './fs/cache.js';
 import { Fs } from './fs/fs.js';
+import { Metas } from './fs/metas.js';
 import { FileTypes, NameMapping } from './fs/objects.js';
 import { Signer } from './fs/sign.js';
 import { Storages } from './fs/storages.js';
@@ -28,6 +32,8 @@ export interface Repos {
   settings: SettingsRepo;
   storages: StoragesRepo;
   tasks: TasksRepo;
+  metas: MetasRepo;
+  sshKeys: SshKeysRepo;
 }
 
 /** Everything a process holds once: configuration, database, repositories and services. */
@@ -40,6 +46,8 @@ export interface Core {
   settings: Settings;
   accounts: Accounts;
   limiter: LoginLimiter;
+  metas: Metas;
+  access: Access;
   storages: Storages;
   fs: Fs;
   writer: FsWriter;
@@ -66,15 +74,18 @@ export function openCore(loaded: LoadedConfig, opts: OpenOptions = {}): Core {
     settings: new SettingsRepo(db),
     storages: new StoragesRepo(db),
     tasks: new TasksRepo(db),
+    metas: new MetasRepo(db),
+    sshKeys: new SshKeysRepo(db),
   };
   const settings = new Settings(repos.settings);
   const limiter = new LoginLimiter();
   const tokens = new TokenService(config.jwt_secret, config.token_expires_in, repos.sessions);
-  const accounts = new Accounts(repos.users, settings, tokens, limiter);
+  const accounts = new Accounts(repos.users, settings, tokens, limiter, repos.sshKeys);
   const fileTypes = new FileTypes(settings);
   const storages = new Storages(repos.storages, log, config.temp_dir, (name) => fileTypes.ofName(name));
   const fs = new Fs(storages, new ListingCache());
   storages.onChange = (id) => fs.dropStorageCache(id);
+  const metas = new Metas(repos.metas);
   const tasks = new TaskManager(repos.tasks, config.tasks, log);
   const writer = new FsWriter(fs, tasks);
   return {
@@ -86,6 +97,8 @@ export function openCore(loaded: LoadedConfig, opts: OpenOptions = {}): Core {
     settings,
     accounts,
     limiter,
+    metas,
+    access: new Access(metas),
     storages,
     fs,
     writer,
@@ -116,6 +129,7 @@ export interface BootstrapResult {
 export async function bootstrap(core: Core, opts: { adminPassword?: string } = {}): Promise<BootstrapResult> {
   await migrate(core.db);
   await core.settings.reconcile();
+  await core.metas.reload();
   const fresh = (await core.repos.users.count()) === 0;
   const adminPassword = await core.accounts.ensureDefaultUsers(opts.adminPassword ?? envAdminPassword());
   mkdirSync(core.config.temp_dir, { recursive: true });

@@ -1,4 +1,5 @@
 import type { Settings } from '../settings/service.js';
+import type { SshKeysRepo } from '../db/ssh-keys.js';
 import { ROLE_ADMIN, ROLE_GENERAL, ROLE_GUEST, type User, type UsersRepo } from '../db/users.js';
 import { BadRequest, Forbidden, NotFound, OtpRequired, Unauthorized } from '../errors.js';
 import { cleanPath } from '../util/paths.js';
@@ -7,7 +8,7 @@ import type { LoginLimiter } from './login-limiter.js';
 import { hashPassword, safeEqual, staticHash, verifyStaticHash } from './password.js';
 import { ALL_PERMISSIONS } from './permissions.js';
 import { MSG, type TokenService } from './tokens.js';
-import { verifyTotp } from './totp.js';
+import { totpStep } from './totp.js';
 
 export const MSG_GUEST_DISABLED = 'Guest user is disabled, login please';
 export const MSG_USER_DISABLED = 'Current user is disabled, replace please';
@@ -51,6 +52,7 @@ export class Accounts {
     private readonly settings: Settings,
     private readonly tokens: TokenService,
     private readonly limiter: LoginLimiter,
+    private readonly sshKeys: SshKeysRepo,
   ) {}
 
   /**
@@ -68,6 +70,7 @@ export class Accounts {
         role: ROLE_ADMIN,
         permission: ALL_PERMISSIONS,
         otpSecret: '',
+        otpLastStep: 0,
         disabled: false,
         ssoId: '',
         authn: '[]',
@@ -82,6 +85,7 @@ export class Accounts {
         role: ROLE_GUEST,
         permission: 0,
         otpSecret: '',
+        otpLastStep: 0,
         disabled: true,
         ssoId: '',
         authn: '[]',
@@ -117,9 +121,14 @@ export class Accounts {
       this.limiter.fail(req.ip);
       throw new BadRequest('password is incorrect');
     }
-    if (user.otpSecret && !verifyTotp(user.otpSecret, req.otpCode, user.username)) {
-      this.limiter.fail(req.ip);
-      throw new OtpRequired();
+    if (user.otpSecret) {
+      const step = totpStep(user.otpSecret, req.otpCode);
+      // A code is good once: a step at or before the last one accepted is a replay.
+      if (step === null || step <= user.otpLastStep) {
+        this.limiter.fail(req.ip);
+        throw new OtpRequired();
+      }
+      await this.users.update({ ...user, otpLastStep: step });
     }
     if (user.disabled) throw new Unauthorized(MSG_USER_DISABLED);
     this.limiter.succeed(req.ip);
@@ -184,6 +193,7 @@ export class Accounts {
       role,
       permission: input.permission ?? 0,
       otpSecret: '',
+      otpLastStep: 0,
       disabled: input.disabled ?? false,
       ssoId: input.sso_id ?? '',
       authn: '[]',
@@ -220,13 +230,27 @@ export class Accounts {
     if (!user) throw new NotFound('user not found');
     if (user.role === ROLE_ADMIN || user.role === ROLE_GUEST) throw new BadRequest('cannot delete admin or guest');
     await this.tokens.revokeAllOf(id);
+    await this.sshKeys.deleteOfUser(id);
     await this.users.delete(id);
   }
 
   async cancel2fa(id: number): Promise<void> {
     const user = await this.users.byId(id);
     if (!user) throw new NotFound('user not found');
-    await this.users.update({ ...user, otpSecret: '' });
+    await this.users.update({ ...user, otpSecret: '', otpLastStep: 0 });
+  }
+
+  /** Turns 2FA on with a secret the user proved to hold; counts failures like logins. */
+  async enable2fa(user: User, secret: string, code: string, ip: string): Promise<void> {
+    if (user.role === ROLE_GUEST) throw new Forbidden('Guest user can not generate 2FA code');
+    this.limiter.check(ip);
+    const step = totpStep(secret, code);
+    if (step === null) {
+      this.limiter.fail(ip);
+      throw new BadRequest('Invalid 2FA code');
+    }
+    this.limiter.succeed(ip);
+    await this.users.update({ ...user, otpSecret: secret, otpLastStep: step });
   }
 
   async getUser(id: number): Promise<User> {

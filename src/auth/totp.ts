@@ -6,13 +6,19 @@ function totp(secret: string, username: string): TOTP {
   return new TOTP({ issuer: TOTP_ISSUER, label: username, algorithm: 'SHA1', digits: 6, period: 30, secret: Secret.fromBase32(secret) });
 }
 
-/** True when `code` is valid for the base32 secret at now ±1 step (the original's skew). */
-export function verifyTotp(secret: string, code: string, username = ''): boolean {
-  if (!/^\d{6}$/.test(code)) return false;
+export const TOTP_PERIOD = 30;
+
+/**
+ * The time step (Unix seconds / 30) that `code` is valid for, within now ±1 step (the original's
+ * skew), or null. Callers keep the last step used so that a code cannot be replayed.
+ */
+export function totpStep(secret: string, code: string, now = Date.now()): number | null {
+  if (!/^\d{6}$/.test(code)) return null;
   try {
-    return totp(secret, username).validate({ token: code, window: 1 }) !== null;
+    const delta = totp(secret, '').validate({ token: code, window: 1, timestamp: now });
+    return delta === null ? null : Math.floor(now / 1000 / TOTP_PERIOD) + delta;
   } catch {
-    return false;
+    return null;
   }
 }
 
@@ -22,6 +28,6 @@ export function newTotpSecret(username: string): { secret: string; uri: string }
   return { secret, uri: totp(secret, username).toString() };
 }
 
-export function totpNow(secret: string): string {
-  return totp(secret, '').generate();
+export function totpNow(secret: string, now = Date.now()): string {
+  return totp(secret, '').generate({ timestamp: now });
 }

@@ -151,6 +151,13 @@ export const MIGRATIONS: Migration[] = [
       await index(ctx, 'tasks', 'tasks_kind_state', ['kind', 'state']);
     },
   },
+  {
+    version: 2,
+    name: 'users.otp_last_step: refuse a TOTP code used before',
+    async up(ctx) {
+      await ctx.db.schema.alterTable('users').addColumn('otp_last_step', 'bigint', (c) => c.notNull().defaultTo(0)).execute();
+    },
+  },
 ];
 
 /** Stable 32-bit number for the PostgreSQL advisory lock of one table prefix. */

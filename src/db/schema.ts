@@ -14,6 +14,8 @@ export interface UsersTable {
   role: number;
   permission: number;
   otp_secret: string;
+  /** The last TOTP time step accepted, so a code is never accepted twice. */
+  otp_last_step: Generated<number>;
   disabled: number;
   sso_id: string;
   authn: string;

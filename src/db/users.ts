@@ -17,6 +17,7 @@ export interface User {
   role: number;
   permission: number;
   otpSecret: string;
+  otpLastStep: number;
   disabled: boolean;
   ssoId: string;
   authn: string;
@@ -35,6 +36,7 @@ function fromRow(r: Selectable<UsersTable>): User {
     role: Number(r.role),
     permission: Number(r.permission),
     otpSecret: r.otp_secret,
+    otpLastStep: Number(r.otp_last_step),
     disabled: bool(r.disabled),
     ssoId: r.sso_id,
     authn: r.authn,
@@ -51,6 +53,7 @@ function toRow(u: NewUser) {
     role: u.role,
     permission: u.permission,
     otp_secret: u.otpSecret,
+    otp_last_step: u.otpLastStep,
     disabled: bit(u.disabled),
     sso_id: u.ssoId,
     authn: u.authn,

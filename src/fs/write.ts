@@ -229,9 +229,10 @@ export class FsWriter {
     }
   }
 
-  async regexRename(dir: string, pattern: string, replacement: string): Promise<number> {
+  /** Renames every entry (that `visible` lets through) whose name matches, first match replaced. */
+  async regexRename(dir: string, pattern: string, replacement: string, visible: (name: string) => boolean = () => true): Promise<number> {
     const { objs } = await this.fs.list(dir, { refresh: true });
-    const names = objs.map((o) => o.name);
+    const names = objs.map((o) => o.name).filter(visible);
     const renamed = await replaceAll(pattern, replacement, names);
     let n = 0;
     for (const [i, next] of renamed.entries()) {

@@ -4,6 +4,8 @@ import type { Core } from '../core.js';
 import { NotFound } from '../errors.js';
 import { registerCors } from './cors.js';
 import { PrivacyMask, sendError } from './envelope.js';
+import { adminMetaRoutes } from './routes/admin-metas.js';
+import { adminSettingRoutes } from './routes/admin-settings.js';
 import { adminStorageRoutes } from './routes/admin-storages.js';
 import { adminUserRoutes } from './routes/admin-users.js';
 import { authRoutes } from './routes/auth.js';
@@ -12,6 +14,7 @@ import { fsUploadRoutes } from './routes/fs-upload.js';
 import { fsWriteRoutes } from './routes/fs-write.js';
 import { publicRoutes } from './routes/public.js';
 import { rawRoutes } from './routes/raw.js';
+import { sshKeyRoutes } from './routes/ssh-keys.js';
 
 /** Body limit for JSON and form bodies; uploads stream and are not bound by it. */
 export const JSON_BODY_LIMIT = 1024 * 1024;
@@ -67,6 +70,9 @@ export async function buildApp(core: Core, opts: AppOptions = {}): Promise<Fasti
   authRoutes(app, core);
   adminUserRoutes(app, core);
   adminStorageRoutes(app, core);
+  adminMetaRoutes(app, core);
+  adminSettingRoutes(app, core);
+  sshKeyRoutes(app, core);
   fsReadRoutes(app, core);
   fsWriteRoutes(app, core);
   await fsUploadRoutes(app, core);

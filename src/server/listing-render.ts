@@ -24,7 +24,7 @@ export class ListingRenderer {
     const settings = this.core.settings;
     // Expiring signs differ on every request: nothing to memoise then.
     const cacheable = settings.getNumber('link_expiration') <= 0;
-    const key = `${settings.version}\0${parent}\0${storage?.row.id ?? 0}\0${storage?.row.enable_sign ?? false}`;
+    const key = `${settings.version}\0${this.core.metas.version}\0${parent}\0${storage?.row.id ?? 0}\0${storage?.row.enable_sign ?? false}`;
     let memo = cacheable ? this.memos.get(objs) : undefined;
     if (!memo || memo.key !== key) {
       memo = { key, items: new Array(objs.length) };

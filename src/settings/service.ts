@@ -1,5 +1,33 @@
 import type { SettingsRepo } from '../db/settings.js';
-import { FLAG, type SettingItem, builtinSettings } from './defaults.js';
+import { BadRequest, NotFound } from '../errors.js';
+import { FLAG, type SettingItem, builtinSettings, newAdminToken } from './defaults.js';
+
+/** Checks a value against its item's type and the few keys with a syntax of their own. */
+function checkValue(item: SettingItem, value: string): void {
+  const bad = (why: string) => new BadRequest(`setting [${item.key}] ${why}`);
+  if (item.type === 'number' && (value.trim() === '' || !Number.isFinite(Number(value)))) throw bad(`must be a number, got "${value}"`);
+  if (item.type === 'bool' && value !== 'true' && value !== 'false') throw bad(`must be true or false, got "${value}"`);
+  if (item.type === 'select' && item.options !== '' && !item.options.split(',').includes(value)) {
+    throw bad(`must be one of ${item.options}, got "${value}"`);
+  }
+  if (item.key === 'privacy_regs') {
+    for (const line of value.split('\n').filter((l) => l.trim() !== '')) {
+      try {
+        new RegExp(line);
+      } catch (err) {
+        throw bad(`has an invalid regular expression ${line}: ${(err as Error).message}`);
+      }
+    }
+  }
+  if (item.key === 'filename_char_mapping' || item.key === 'iframe_previews' || item.key === 'external_previews') {
+    try {
+      const v = JSON.parse(value || '{}');
+      if (v === null || typeof v !== 'object' || Array.isArray(v)) throw new Error('not an object');
+    } catch (err) {
+      throw bad(`must be a JSON object: ${(err as Error).message}`);
+    }
+  }
+}
 
 /**
  * The settings store: all items are held in memory (a few hundred short strings) and read
@@ -94,6 +122,45 @@ export class Settings {
     this.items.set(key, { ...item, value });
     this.version++;
     this.notify([key]);
+  }
+
+  /**
+   * Saves several items at once (`/api/admin/setting/save`): every value is checked first, so a
+   * bad one saves nothing. Read-only items cannot be changed; unknown keys are refused.
+   */
+  async saveMany(input: Array<{ key: string; value: string }>): Promise<void> {
+    for (const { key, value } of input) {
+      const item = this.items.get(key);
+      if (!item) throw new NotFound(`setting [${key}] not found`);
+      if (item.flag === FLAG.READONLY && value !== item.value) throw new BadRequest(`setting [${key}] is read-only`);
+      checkValue(item, value);
+    }
+    for (const { key, value } of input) {
+      const item = this.items.get(key)!;
+      if (item.value === value) continue;
+      await this.repo.setValue(key, value);
+      this.items.set(key, { ...item, value });
+    }
+    this.version++;
+    this.notify(input.map((i) => i.key));
+  }
+
+  /** Deletes a deprecated item (one the code no longer knows). */
+  async deleteDeprecated(key: string): Promise<void> {
+    const item = this.items.get(key);
+    if (!item) throw new NotFound(`setting [${key}] not found`);
+    if (item.flag !== FLAG.DEPRECATED) throw new BadRequest(`setting [${key}] is not deprecated`);
+    await this.repo.delete(key);
+    this.items.delete(key);
+    this.version++;
+    this.notify([key]);
+  }
+
+  /** A new permanent admin token; every sign made with the old one stops working. */
+  async resetToken(): Promise<string> {
+    const token = newAdminToken();
+    await this.set('token', token);
+    return token;
   }
 
   /** Called with the changed keys after every write (caches keyed on settings listen here). */

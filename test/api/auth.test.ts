@@ -186,8 +186,13 @@ describe.each(BACKENDS)('auth on $name', (backend) => {
     expect((await s.api('POST', '/api/auth/2fa/verify', { token: t, body: { code: '000000', secret: gen.data.secret } })).message).toBe('Invalid 2FA code');
     expect((await s.api('POST', '/api/auth/2fa/verify', { token: t, body: { code: totpNow(gen.data.secret), secret: gen.data.secret } })).code).toBe(200);
     expect(await s.api('POST', '/api/auth/login', { body: { username: 'gina', password: 'pw' } })).toEqual({ code: 402, message: 'Invalid 2FA code', data: null });
-    const ok = await s.api('POST', '/api/auth/login', { body: { username: 'gina', password: 'pw', otp_code: totpNow(gen.data.secret) } });
+    // The code that turned 2FA on cannot log in again (no replay within its window)...
+    expect((await s.api('POST', '/api/auth/login', { body: { username: 'gina', password: 'pw', otp_code: totpNow(gen.data.secret) } })).code).toBe(402);
+    // ...the next step's code can, once.
+    const next = totpNow(gen.data.secret, Date.now() + 30_000);
+    const ok = await s.api('POST', '/api/auth/login', { body: { username: 'gina', password: 'pw', otp_code: next } });
     expect(ok.code).toBe(200);
+    expect((await s.api('POST', '/api/auth/login', { body: { username: 'gina', password: 'pw', otp_code: next } })).code).toBe(402);
     expect((await s.api('GET', '/api/me', { token: ok.data.token })).data.otp).toBe(true);
     const gina = (await s.core.repos.users.byUsername('gina'))!;
     await s.api('POST', `/api/admin/user/cancel_2fa?id=${gina.id}`, { token: admin });

@@ -3,7 +3,7 @@ import QRCode from 'qrcode';
 import { z } from 'zod';
 import { Accounts, userJson } from '../../auth/accounts.js';
 import { isGuest } from '../../auth/permissions.js';
-import { newTotpSecret, verifyTotp } from '../../auth/totp.js';
+import { newTotpSecret } from '../../auth/totp.js';
 import type { Core } from '../../core.js';
 import { BadRequest, Forbidden } from '../../errors.js';
 import { ANY, apiRoute } from '../route.js';
@@ -75,10 +75,8 @@ export function authRoutes(app: FastifyInstance, core: Core): void {
     url: '/api/auth/2fa/verify',
     auth: 'user',
     input: z.object({ code: z.string().min(1, 'code is required'), secret: z.string().min(1, 'secret is required') }),
-    handler: async ({ input, principal }) => {
-      if (isGuest(principal.user)) throw new Forbidden('Guest user can not generate 2FA code');
-      if (!verifyTotp(input.secret, input.code, principal.user.username)) throw new BadRequest('Invalid 2FA code');
-      await core.repos.users.update({ ...principal.user, otpSecret: input.secret });
+    handler: async ({ input, principal, req }) => {
+      await core.accounts.enable2fa(principal.user, input.secret, input.code, req.ip);
       return null;
     },
   });

@@ -5,8 +5,6 @@ import path from 'node:path';
 import type { Readable } from 'node:stream';
 import multipart from '@fastify/multipart';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { requirePermission } from '../../auth/access.js';
-import { PERM } from '../../auth/permissions.js';
 import type { Core } from '../../core.js';
 import { writeUploadTo } from '../../drivers/write-file.js';
 import type { UploadStream } from '../../drivers/types.js';
@@ -46,6 +44,7 @@ function uploadHeaders(req: FastifyRequest) {
     filePath,
     asTask: header(req, 'as-task') === 'true',
     overwrite: header(req, 'overwrite') !== 'false',
+    password: header(req, 'password') ?? '',
     modified: Number.isFinite(lm) && lm > 0 ? new Date(lm) : undefined,
     hashes,
   };
@@ -68,7 +67,7 @@ export async function fsUploadRoutes(app: FastifyInstance, core: Core): Promise<
       const { user } = (await authenticate(core, req, 'user'))!;
       const h = uploadHeaders(req);
       const target = joinBasePath(user.basePath, h.filePath);
-      requirePermission(user, PERM.WRITE, target);
+      core.access.requireWrite(user, path.posix.dirname(target), target, h.password);
       const name = path.posix.basename(target);
       if (core.settings.getBool('ignore_system_files') && (SYSTEM_FILES.has(name) || name.startsWith('._'))) {
         req.raw.resume();

@@ -30,7 +30,9 @@ export function rawRoutes(app: FastifyInstance, core: Core): void {
     const query = req.query as RawQuery;
     await core.storages.ready();
     const { storage } = core.fs.resolveStorage(virtualPath);
-    if (core.settings.getBool('sign_all') || storage.row.enable_sign) core.signer.verify(virtualPath, query.sign ?? '');
+    if (core.settings.getBool('sign_all') || storage.row.enable_sign || core.access.needsSign(virtualPath)) {
+      core.signer.verify(virtualPath, query.sign ?? '');
+    }
 
     const ext = extOf(virtualPath);
     const config = storage.factory.config;

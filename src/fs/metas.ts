@@ -1,0 +1,99 @@
+import path from 'node:path';
+import type { Meta, MetasRepo } from '../db/metas.js';
+import { BadRequest, NotFound, ServerError } from '../errors.js';
+import { cleanPath } from '../util/paths.js';
+
+export type MetaInput = Omit<Meta, 'id'> & { id?: number };
+
+interface Loaded {
+  meta: Meta;
+  /** The `hide` lines compiled; empty lines are skipped (the original let one hide everything). */
+  hides: RegExp[];
+}
+
+function compileHides(hide: string): RegExp[] {
+  const out: RegExp[] = [];
+  for (const line of hide.split('\n')) {
+    const pattern = line.replace(/\r$/, '');
+    if (pattern === '') continue;
+    try {
+      out.push(new RegExp(pattern, 'u'));
+    } catch (err) {
+      throw new BadRequest(`${pattern} is illegal: ${(err as Error).message}`);
+    }
+  }
+  return out;
+}
+
+/**
+ * Path rules held in memory (they are few) and reloaded after every change. Only the nearest
+ * rule up the tree applies, and each of its parts only to its own path unless its `*_sub` flag
+ * is set (wire-api.md §7.4).
+ */
+export class Metas {
+  private byPath = new Map<string, Loaded>();
+  /** Bumped on every reload, for caches of values derived from rules. */
+  version = 0;
+
+  constructor(private readonly repo: MetasRepo) {}
+
+  async reload(): Promise<void> {
+    const next = new Map<string, Loaded>();
+    for (const meta of await this.repo.all()) {
+      let hides: RegExp[] = [];
+      try {
+        hides = compileHides(meta.hide);
+      } catch {
+        hides = [/[\s\S]/u]; // an unreadable rule hides everything rather than nothing
+      }
+      next.set(meta.path, { meta, hides });
+    }
+    this.byPath = next;
+    this.version++;
+  }
+
+  /** The rule of exactly this path. */
+  exact(p: string): Loaded | undefined {
+    return this.byPath.get(p);
+  }
+
+  /** The rule of `p` itself or of its nearest ancestor. */
+  nearest(p: string): Loaded | undefined {
+    let cur = cleanPath(p);
+    for (;;) {
+      const hit = this.byPath.get(cur);
+      if (hit) return hit;
+      if (cur === '/') return undefined;
+      cur = path.posix.dirname(cur);
+    }
+  }
+
+  private normalize(input: MetaInput): Omit<Meta, 'id'> {
+    if (!input.path || input.path.trim() === '') throw new BadRequest('path is required');
+    compileHides(input.hide ?? '');
+    return { ...input, path: cleanPath(input.path) };
+  }
+
+  async create(input: MetaInput): Promise<number> {
+    const m = this.normalize(input);
+    if (await this.repo.byPath(m.path)) throw new ServerError(`meta of path ${m.path} already exists`);
+    const id = await this.repo.create(m);
+    await this.reload();
+    return id;
+  }
+
+  async update(input: MetaInput & { id: number }): Promise<void> {
+    const m = this.normalize(input);
+    if (!(await this.repo.byId(input.id))) throw new NotFound('meta not found');
+    const other = await this.repo.byPath(m.path);
+    if (other && other.id !== input.id) throw new ServerError(`meta of path ${m.path} already exists`);
+    await this.repo.update({ ...m, id: input.id });
+    await this.reload();
+  }
+
+  async delete(id: number): Promise<void> {
+    if (!(await this.repo.byId(id))) throw new NotFound('meta not found');
+    await this.repo.delete(id);
+    await this.reload();
+  }
+}

@@ -1,0 +1,84 @@
+import type { FastifyInstance } from 'fastify';
+import { z } from 'zod';
+import type { Core } from '../../core.js';
+import { NotFound } from '../../errors.js';
+import { apiRoute } from '../route.js';
+import { boolish, int, pageOf, pageQuery } from '../validation.js';
+
+const metaBody = z.object({
+  id: int().optional(),
+  path: z.string({ error: 'path is required' }),
+  password: z.string().default(''),
+  p_sub: boolish().default(false),
+  write: boolish().default(false),
+  w_sub: boolish().default(false),
+  hide: z.string().default(''),
+  h_sub: boolish().default(false),
+  readme: z.string().default(''),
+  r_sub: boolish().default(false),
+  header: z.string().default(''),
+  header_sub: boolish().default(false),
+});
+
+/** `/api/admin/meta/*` (admin only). */
+export function adminMetaRoutes(app: FastifyInstance, core: Core): void {
+  apiRoute(app, core, {
+    method: 'GET',
+    url: '/api/admin/meta/list',
+    auth: 'admin',
+    input: pageQuery,
+    from: 'query',
+    handler: async ({ input }) => {
+      const { page, perPage } = pageOf(input);
+      const { metas, total } = await core.repos.metas.list(page, perPage);
+      return { content: metas, total };
+    },
+  });
+
+  apiRoute(app, core, {
+    method: 'GET',
+    url: '/api/admin/meta/get',
+    auth: 'admin',
+    input: z.object({ id: int() }),
+    from: 'query',
+    handler: async ({ input }) => {
+      const m = await core.repos.metas.byId(input.id);
+      if (!m) throw new NotFound('meta not found');
+      return m;
+    },
+  });
+
+  apiRoute(app, core, {
+    method: 'POST',
+    url: '/api/admin/meta/create',
+    auth: 'admin',
+    input: metaBody,
+    handler: async ({ input }) => {
+      await core.metas.create(input);
+      return null;
+    },
+  });
+
+  apiRoute(app, core, {
+    method: 'POST',
+    url: '/api/admin/meta/update',
+    auth: 'admin',
+    input: metaBody.extend({ id: int() }),
+    handler: async ({ input }) => {
+      await core.metas.update(input);
+      return null;
+    },
+  });
+
+  apiRoute(app, core, {
+    method: 'POST',
+    url: '/api/admin/meta/delete',
+    auth: 'admin',
+    input: z.object({ id: int() }),
+    from: 'query',
+    handler: async ({ input }) => {
+      await core.metas.delete(input.id);
+      return null;
+    },
+  });
+}

@@ -1,0 +1,101 @@
+import type { FastifyInstance } from 'fastify';
+import { z } from 'zod';
+import type { Core } from '../../core.js';
+import { NotFound } from '../../errors.js';
+import { builtinSettings, type SettingItem } from '../../settings/defaults.js';
+import { apiRoute } from '../route.js';
+
+const numberList = (v: string | undefined) =>
+  (v ?? '')
+    .split(',')
+    .map((x) => x.trim())
+    .filter(Boolean)
+    .map(Number);
+
+function byGroups(items: SettingItem[], q: { group?: string; groups?: string }): SettingItem[] {
+  const groups = [...numberList(q.group), ...numberList(q.groups)];
+  const picked = groups.length === 0 ? items : items.filter((i) => groups.includes(i.group));
+  return [...picked].sort((a, b) => a.index - b.index);
+}
+
+const groupQuery = z.object({ group: z.string().optional(), groups: z.string().optional() });
+
+/** `/api/admin/setting/*` (admin only). */
+export function adminSettingRoutes(app: FastifyInstance, core: Core): void {
+  apiRoute(app, core, {
+    method: 'GET',
+    url: '/api/admin/setting/list',
+    auth: 'admin',
+    input: groupQuery,
+    from: 'query',
+    handler: ({ input }) => byGroups(core.settings.list(), input),
+  });
+
+  apiRoute(app, core, {
+    method: 'GET',
+    url: '/api/admin/setting/get',
+    auth: 'admin',
+    input: z.object({ key: z.string().optional(), keys: z.string().optional() }),
+    from: 'query',
+    handler: ({ input }) => {
+      const one = (key: string) => {
+        const item = core.settings.item(key);
+        if (!item) throw new NotFound(`setting [${key}] not found`);
+        return item;
+      };
+      if (input.keys) return input.keys.split(',').map((k) => one(k.trim()));
+      return one(input.key ?? '');
+    },
+  });
+
+  apiRoute(app, core, {
+    method: 'POST',
+    url: '/api/admin/setting/save',
+    auth: 'admin',
+    input: z.array(
+      z.object({
+        key: z.string({ error: 'key is required' }).min(1, 'key is required'),
+        // Clients send strings; numbers and booleans are taken as their text.
+        value: z.union([z.string(), z.number(), z.boolean()]).transform(String),
+      }),
+    ),
+    handler: async ({ input }) => {
+      await core.settings.saveMany(input);
+      return null;
+    },
+  });
+
+  apiRoute(app, core, {
+    method: 'POST',
+    url: '/api/admin/setting/delete',
+    auth: 'admin',
+    input: z.object({ key: z.string({ error: 'key is required' }) }),
+    from: 'query',
+    handler: async ({ input }) => {
+      await core.settings.deleteDeprecated(input.key);
+      return {};
+    },
+  });
+
+  apiRoute(app, core, {
+    method: 'POST',
+    url: '/api/admin/setting/reset_token',
+    auth: 'admin',
+    handler: () => core.settings.resetToken(),
+  });
+
+  apiRoute(app, core, {
+    method: ['GET', 'POST'],
+    url: '/api/admin/setting/default',
+    auth: 'admin',
+    input: groupQuery,
+    from: 'query',
+    handler: ({ input }) =>
+      byGroups(
+        builtinSettings()
+          .filter((d) => d.key !== 'token')
+          .map((d, index) => ({ key: d.key, value: d.value, help: d.help ?? '', type: d.type, options: d.options ?? '', group: d.group, flag: d.flag, index })),
+        input,
+      ),
+  });
+}

@@ -1,0 +1,99 @@
+import type { FastifyInstance } from 'fastify';
+import { z } from 'zod';
+import { isGuest } from '../../auth/permissions.js';
+import { parsePublicKey } from '../../auth/ssh-keys.js';
+import type { Core } from '../../core.js';
+import type { SshKey } from '../../db/ssh-keys.js';
+import type { User } from '../../db/users.js';
+import { BadRequest, NotFound, ServerError, Unauthorized } from '../../errors.js';
+import { isoTime } from '../../fs/objects.js';
+import { apiRoute } from '../route.js';
+import { int, pageOf, pageQuery } from '../validation.js';
+
+export const keyJson = (k: SshKey) => ({
+  id: k.id,
+  title: k.title,
+  fingerprint: k.fingerprint,
+  added_time: isoTime(k.addedTime),
+  last_used_time: isoTime(k.lastUsedTime),
+});
+
+function notGuest(user: User): User {
+  if (isGuest(user)) throw new Unauthorized('user invalid');
+  return user;
+}
+
+/** `/api/me/sshkey/*` (own keys) and `/api/admin/user/sshkey/*` (any user's). */
+export function sshKeyRoutes(app: FastifyInstance, core: Core): void {
+  const repo = () => core.repos.sshKeys;
+
+  apiRoute(app, core, {
+    method: 'GET',
+    url: '/api/me/sshkey/list',
+    auth: 'user',
+    input: pageQuery,
+    from: 'query',
+    handler: async ({ input, principal }) => {
+      const { page, perPage } = pageOf(input);
+      const { keys, total } = await repo().ofUser(notGuest(principal.user).id, page, perPage);
+      return { content: keys.map(keyJson), total };
+    },
+  });
+
+  apiRoute(app, core, {
+    method: 'POST',
+    url: '/api/me/sshkey/add',
+    auth: 'user',
+    input: z.object({ title: z.string({ error: 'title is required' }).trim().min(1, 'title is required').max(255), key: z.string({ error: 'key is required' }) }),
+    handler: async ({ input, principal }) => {
+      const user = notGuest(principal.user);
+      const parsed = parsePublicKey(input.key);
+      if (!parsed) throw new BadRequest('provided key invalid');
+      if (await repo().byUserTitle(user.id, input.title)) throw new ServerError('key with the same title already exists');
+      await repo().create({ userId: user.id, title: input.title, fingerprint: parsed.fingerprint, keyStr: parsed.text, addedTime: Date.now(), lastUsedTime: Date.now() });
+      return null;
+    },
+  });
+
+  apiRoute(app, core, {
+    method: 'POST',
+    url: '/api/me/sshkey/delete',
+    auth: 'user',
+    input: z.object({ id: int() }),
+    from: 'query',
+    handler: async ({ input, principal }) => {
+      const user = notGuest(principal.user);
+      const key = await repo().byId(input.id);
+      // Another user's key is answered like a missing one.
+      if (!key || key.userId !== user.id) throw new NotFound('key not found');
+      await repo().delete(key.id);
+      return null;
+    },
+  });
+
+  apiRoute(app, core, {
+    method: 'GET',
+    url: '/api/admin/user/sshkey/list',
+    auth: 'admin',
+    input: pageQuery.extend({ uid: int() }),
+    from: 'query',
+    handler: async ({ input }) => {
+      const { page, perPage } = pageOf(input);
+      const { keys, total } = await repo().ofUser(input.uid, page, perPage);
+      return { content: keys.map(keyJson), total };
+    },
+  });
+
+  apiRoute(app, core, {
+    method: 'POST',
+    url: '/api/admin/user/sshkey/delete',
+    auth: 'admin',
+    input: z.object({ id: int() }),
+    from: 'query',
+    handler: async ({ input }) => {
+      if (!(await repo().byId(input.id))) throw new NotFound('key not found');
+      await repo().delete(input.id);
+      return null;
+    },
+  });
+}
