@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Debian packages the tests use, installed when missing (apt-get update first, once).
 set -euo pipefail
-PACKAGES=(ffmpeg)
+PACKAGES=(ffmpeg openssh-client)
 missing=()
 for p in "${PACKAGES[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")

@@ -176,6 +176,22 @@ describe.each(BACKENDS)('auth on $name', (backend) => {
     expect((await s.api('GET', '/api/me', { token: t })).code).toBe(401);
   });
 
+  it('throttles wrong 2FA codes like wrong passwords', async () => {
+    const server = await startServer(backend, { prefix: `o${Math.random().toString(36).slice(2, 8)}_` });
+    try {
+      const t = await server.login();
+      const { secret } = (await server.api('POST', '/api/auth/2fa/generate', { token: t })).data;
+      for (let i = 0; i < 5; i++) {
+        expect((await server.api('POST', '/api/auth/2fa/verify', { token: t, body: { code: '000000', secret } })).message).toBe('Invalid 2FA code');
+      }
+      const locked = await server.api('POST', '/api/auth/2fa/verify', { token: t, body: { code: totpNow(secret), secret } });
+      expect(locked.code).toBe(429);
+      expect((await server.api('GET', '/api/me', { token: t })).data.otp).toBe(false);
+    } finally {
+      await server.destroy();
+    }
+  });
+
   it('asks for the TOTP code with 402 once 2FA is on, and the admin can cancel it', async () => {
     const admin = await s.login();
     await s.api('POST', '/api/admin/user/create', { token: admin, body: { username: 'gina', password: 'pw' } });
