@@ -2,12 +2,12 @@ import path from 'node:path';
 import type { Link, LinkArgs, Obj } from '../drivers/types.js';
 import { ObjectNotFound } from '../drivers/types.js';
 import { AppError, ServerError } from '../errors.js';
+import { naturalCompare } from '../util/natural-compare.js';
 import type { ListingCache } from './cache.js';
 import { type Mounted, STATUS_WORK, type Storages } from './storages.js';
 
 export const MSG_OBJECT_NOT_FOUND = 'object not found';
 
-const collator = new Intl.Collator(undefined, { numeric: true, sensitivity: 'variant' });
 
 /** Storage-level sorting of drivers with local sort (wire-api.md §7.7). */
 export function sortObjs(objs: Obj[], orderBy: string, direction: string, extractFolder: string): Obj[] {
@@ -16,7 +16,7 @@ export function sortObjs(objs: Obj[], orderBy: string, direction: string, extrac
     const sign = direction === 'desc' ? -1 : 1;
     const cmp =
       orderBy === 'name'
-        ? (a: Obj, b: Obj) => collator.compare(a.name, b.name)
+        ? (a: Obj, b: Obj) => naturalCompare(a.name, b.name)
         : orderBy === 'size'
           ? (a: Obj, b: Obj) => a.size - b.size
           : (a: Obj, b: Obj) => a.modified.getTime() - b.modified.getTime();

@@ -59,8 +59,3 @@ export class NameMapping {
 }
 
 export const isoTime = (d: Date | number): string => new Date(d).toISOString();
-
-export function hashJson(hash: Record<string, string> | undefined): { hashinfo: string; hash_info: Record<string, string> | null } {
-  if (!hash) return { hashinfo: 'null', hash_info: null };
-  return { hashinfo: JSON.stringify(hash), hash_info: hash };
-}

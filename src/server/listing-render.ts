@@ -2,7 +2,8 @@ import type { Core } from '../core.js';
 import type { Obj } from '../drivers/types.js';
 import type { Mounted } from '../fs/storages.js';
 
-type Render = (obj: Obj) => unknown;
+/** Serialises one item to JSON text. */
+type Render = (obj: Obj) => string;
 
 interface Memo {
   key: string;
@@ -34,7 +35,7 @@ export class ListingRenderer {
     for (let i = start; i < end; i++) {
       let text = memo.items[i];
       if (text === undefined) {
-        text = JSON.stringify(render(objs[i]!));
+        text = render(objs[i]!);
         memo.items[i] = text;
       }
       out.push(text);

@@ -7,10 +7,11 @@ import type { Core } from '../../core.js';
 import { mustProxy } from '../../drivers/form.js';
 import type { Obj } from '../../drivers/types.js';
 import { Forbidden } from '../../errors.js';
-import { hashJson, isoTime } from '../../fs/objects.js';
+import { isoTime } from '../../fs/objects.js';
 import type { Mounted } from '../../fs/storages.js';
 import { joinBasePath } from '../../util/paths.js';
 import { ListingRenderer } from '../listing-render.js';
+import { objJson, objText } from '../obj-json.js';
 import { ANY, apiRoute, RawJson } from '../route.js';
 import { apiUrl, encodePath } from '../urls.js';
 import { boolish, int } from '../validation.js';
@@ -24,23 +25,6 @@ const pathField = z.string().default('/');
 export function signTest(core: Core, dir: string, storage: Mounted | undefined): (name: string) => boolean {
   if (core.settings.getBool('sign_all') || storage?.row.enable_sign) return () => true;
   return core.access.signRule(dir);
-}
-
-/** The wire's object JSON (wire-api.md §6.1). `type` from the name only for the top of /get. */
-export function objJson(core: Core, obj: Obj, parent: string, signed: (name: string) => boolean, typeFromName = false) {
-  const full = path.posix.join(parent, obj.name);
-  const thumb = obj.thumb ?? (obj.selfThumb ? `${core.config.site_url.replace(/\/+$/, '')}/d${encodePath(full)}?type=thumb&sign=${core.signer.sign(full)}` : '');
-  return {
-    name: core.names.apply(obj.name),
-    size: obj.size,
-    is_dir: obj.isDir,
-    modified: isoTime(obj.modified),
-    created: isoTime(obj.created ?? obj.modified),
-    sign: !obj.isDir && signed(obj.name) ? core.signer.sign(full) : '',
-    thumb,
-    type: typeFromName ? core.fileTypes.ofName(obj.name) : core.fileTypes.of(obj),
-    ...hashJson(obj.hash),
-  };
 }
 
 /** `/api/fs/list|get|dirs|other`: the reading API. */
@@ -67,7 +51,7 @@ export function fsReadRoutes(app: FastifyInstance, core: Core): void {
       const start = perPage > 0 ? Math.min((page - 1) * perPage, total) : 0;
       const end = perPage > 0 ? Math.min(start + perPage, total) : total;
       const signed = signTest(core, reqPath, storage);
-      const items = renderer.items(objs, reqPath, storage, start, end, (o) => objJson(core, o, reqPath, signed));
+      const items = renderer.items(objs, reqPath, storage, start, end, (o) => objText(core, o, reqPath, signed));
       const rest = { total, readme: core.access.readme(reqPath), header: core.access.header(reqPath), write, provider: storage?.factory.config.name ?? 'unknown' };
       const content = total === 0 ? 'null' : `[${items.join(',')}]`;
       return new RawJson(`{"content":${content},${JSON.stringify(rest).slice(1)}`);
