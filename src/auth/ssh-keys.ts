@@ -1,7 +1,8 @@
 import { createHash } from 'node:crypto';
-import ssh2 from 'ssh2';
+import type * as Ssh2 from 'ssh2';
+import { lazyRequire } from '../util/lazy-require.js';
 
-const { utils } = ssh2;
+const loadSsh2 = lazyRequire<typeof Ssh2>('ssh2');
 
 const KEY_TYPES = /(?:^|\s)((?:ssh-(?:rsa|ed25519|dss))|(?:ecdsa-sha2-nistp(?:256|384|521))|(?:sk-(?:ssh-ed25519|ecdsa-sha2-nistp256)@openssh\.com))\s+([A-Za-z0-9+/]+={0,2})(?:\s+(.*))?$/;
 
@@ -22,7 +23,7 @@ export function parsePublicKey(line: string): ParsedKey | undefined {
   const m = KEY_TYPES.exec(line.trim().split('\n')[0]!.trim());
   if (!m) return undefined;
   const text = `${m[1]} ${m[2]}`;
-  const key = utils.parseKey(text);
+  const key = loadSsh2().utils.parseKey(text);
   if (key instanceof Error || Array.isArray(key) || key.isPrivateKey()) return undefined;
   const blob = key.getPublicSSH();
   if (!Buffer.isBuffer(blob) || blob.length === 0) return undefined;

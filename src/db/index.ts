@@ -2,16 +2,24 @@ import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import SQLite from 'better-sqlite3';
 import { type InsertQueryBuilder, type InsertResult, Kysely, MysqlDialect, PostgresDialect, SqliteDialect } from 'kysely';
-import { createPool as createMysqlPool } from 'mysql2';
-import pg from 'pg';
+import type * as Mysql2 from 'mysql2';
+import type Pg from 'pg';
 import type { Config, DbType } from '../config/defaults.js';
 import { TablePrefixPlugin } from './prefix-plugin.js';
 import type { Database } from './schema.js';
+import { lazyRequire } from '../util/lazy-require.js';
 
-// BIGINT (int8) columns hold sizes and millisecond times, all below 2^53: read them as numbers.
-pg.types.setTypeParser(20, (v: string) => Number(v));
-// NUMERIC/DOUBLE come back as strings from pg; progress is a double.
-pg.types.setTypeParser(701, (v: string) => Number(v));
+const loadMysql = lazyRequire<typeof Mysql2>('mysql2');
+const loadPg = lazyRequire<typeof Pg>('pg');
+
+function pgModule(): typeof Pg {
+  const pg = loadPg();
+  // BIGINT (int8) columns hold sizes and millisecond times, all below 2^53: read them as numbers.
+  pg.types.setTypeParser(20, (v: string) => Number(v));
+  // DOUBLE PRECISION (progress) as a number too.
+  pg.types.setTypeParser(701, (v: string) => Number(v));
+  return pg;
+}
 
 export type Db = Kysely<Database>;
 
@@ -22,7 +30,8 @@ export interface DbHandle {
   close(): Promise<void>;
 }
 
-function postgresPool(c: Config['database']): pg.Pool {
+function postgresPool(c: Config['database']): Pg.Pool {
+  const pg = pgModule();
   if (c.dsn) return new pg.Pool({ connectionString: c.dsn, max: 10 });
   return new pg.Pool({
     host: c.host || '127.0.0.1',
@@ -36,6 +45,7 @@ function postgresPool(c: Config['database']): pg.Pool {
 }
 
 function mysqlPool(c: Config['database']) {
+  const { createPool: createMysqlPool } = loadMysql();
   if (c.dsn) return createMysqlPool({ uri: c.dsn, connectionLimit: 10, supportBigNumbers: true, bigNumberStrings: false });
   return createMysqlPool({
     host: c.host || '127.0.0.1',

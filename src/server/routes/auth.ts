@@ -1,5 +1,6 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import QRCode from 'qrcode';
+import type * as QRCodeModule from 'qrcode';
+import { lazyRequire } from '../../util/lazy-require.js';
 import { z } from 'zod';
 import { Accounts, userJson } from '../../auth/accounts.js';
 import { isGuest } from '../../auth/permissions.js';
@@ -19,6 +20,8 @@ function client(req: FastifyRequest) {
 }
 
 /** Login, logout, 2FA, and the caller's own account (`/api/auth/*`, `/api/me*`). */
+const loadQrcode = lazyRequire<typeof QRCodeModule>('qrcode');
+
 export function authRoutes(app: FastifyInstance, core: Core): void {
   apiRoute(app, core, {
     method: 'POST',
@@ -65,7 +68,7 @@ export function authRoutes(app: FastifyInstance, core: Core): void {
     handler: async ({ principal }) => {
       if (isGuest(principal.user)) throw new Forbidden('Guest user can not generate 2FA code');
       const { secret, uri } = newTotpSecret(principal.user.username);
-      const qr = await QRCode.toDataURL(uri, { width: 400, margin: 1 });
+      const qr = await loadQrcode().toDataURL(uri, { width: 400, margin: 1 });
       return { qr, secret };
     },
   });
