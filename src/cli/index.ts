@@ -19,6 +19,19 @@ async function withCore<T>(dataDir: string, fn: (core: Core) => Promise<T>): Pro
   }
 }
 
+/**
+ * Sets the admin password (creating config and database when the folder is new). Every
+ * session of the admin ends, on a running server too: sessions live in the database.
+ */
+async function setAdminPassword(dir: string, password: string): Promise<string> {
+  return withCore(dir, async (core) => {
+    await bootstrap(core, { adminPassword: password });
+    const user = await core.accounts.admin();
+    await core.accounts.setPassword(user, password);
+    return user.username;
+  });
+}
+
 export function buildCli(): Command {
   const program = new Command('atrium')
     .description('Atrium file server')
@@ -55,26 +68,18 @@ export function buildCli(): Command {
     .command('set <password>')
     .description('set the admin password')
     .action(async (password: string, _opts: unknown, cmd: Command) => {
-      await withCore(dataDir(cmd), async (core) => {
-        await bootstrap(core, { adminPassword: password });
-        const user = await core.accounts.admin();
-        await core.accounts.setPassword(user, password);
-        console.log(`admin password set for user ${user.username}`);
-      });
+      const user = await setAdminPassword(dataDir(cmd), password);
+      console.log(`admin password set for user ${user}`);
     });
 
   admin
     .command('random')
     .description('set a random admin password and print it')
     .action(async (_opts: unknown, cmd: Command) => {
-      await withCore(dataDir(cmd), async (core) => {
-        const password = randomAlnum(8);
-        await bootstrap(core, { adminPassword: password });
-        const user = await core.accounts.admin();
-        await core.accounts.setPassword(user, password);
-        console.log(`admin user: ${user.username}`);
-        console.log(`new password: ${password}`);
-      });
+      const password = randomAlnum(8);
+      const user = await setAdminPassword(dataDir(cmd), password);
+      console.log(`admin user: ${user}`);
+      console.log(`new password: ${password}`);
     });
 
   admin
