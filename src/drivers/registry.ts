@@ -2,7 +2,14 @@ import { localDriver } from './local/index.js';
 import type { DriverFactory } from './types.js';
 
 /** Every driver this server knows, by its wire name (the storage's `driver` field). */
-const DRIVERS = new Map<string, DriverFactory>([[localDriver.config.name, localDriver]]);
+const DRIVERS = new Map<string, DriverFactory>();
+
+/** Adds a driver under its config name (the built-in ones below; tests add their own). */
+export function registerDriver(factory: DriverFactory): void {
+  DRIVERS.set(factory.config.name, factory);
+}
+
+registerDriver(localDriver);
 
 export function driverFactory(name: string): DriverFactory | undefined {
   return DRIVERS.get(name);

@@ -16,8 +16,13 @@ type RawQuery = { sign?: string; type?: string; d?: string };
 const extOf = (p: string) => path.posix.extname(p).slice(1).toLowerCase();
 const listSetting = (core: Core, key: string) => core.settings.get(key).split(',').map((s) => s.trim()).filter(Boolean);
 
-/** Headers a client sent that must not be forwarded upstream, plus hop-by-hop headers. */
+/** Hop-by-hop headers, never forwarded either way. */
 const HOP_BY_HOP = new Set(['host', 'connection', 'keep-alive', 'transfer-encoding', 'upgrade', 'proxy-connection', 'te', 'trailer', 'content-length']);
+/**
+ * Not asked of the upstream: fetch would decompress a compressed answer while its
+ * Content-Encoding header still reached the client, so bytes are fetched as they are stored.
+ */
+const NOT_FORWARDED = new Set(['accept-encoding']);
 
 /**
  * `/d/*` (raw download: redirect to the driver's link, or proxy) and `/p/*` (always proxied).
@@ -83,7 +88,7 @@ async function proxy(core: Core, req: FastifyRequest, reply: FastifyReply, link:
   const ignore = new Set(core.settings.get('proxy_ignore_headers').split(',').map((h) => h.trim().toLowerCase()));
   const headers = new Headers();
   for (const [k, v] of Object.entries(req.headers)) {
-    if (v === undefined || HOP_BY_HOP.has(k) || ignore.has(k)) continue;
+    if (v === undefined || HOP_BY_HOP.has(k) || NOT_FORWARDED.has(k) || ignore.has(k)) continue;
     headers.set(k, Array.isArray(v) ? v.join(', ') : v);
   }
   for (const [k, v] of Object.entries(link.header ?? {})) headers.set(k, v);
