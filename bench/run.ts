@@ -8,6 +8,9 @@
 //   BENCH_TMPDIR=dir     where the temp folders go (default the OS temp dir)
 //   BENCH_BUDGET_MIN=n   time budget of each area in minutes (default: the area's own)
 //   BENCH_LIST_SIZES=a,b BENCH_LIST_RUNS=n BENCH_FILE_MIB=n BENCH_REPS=n   override sizes/counts
+//   BENCH_COPY_FILES=n   write: files in the copied folder (default 10 000)
+//   BENCH_WRITE_FSYNC=1  write: a timed `sync <file>` after every write
+//   BENCH_PREFAULT=0     write: no untimed scratch write before each timed one
 //
 // Every process and temp folder started is stopped / removed at the end, on error and on
 // Ctrl-C (a second Ctrl-C kills at once).
@@ -16,13 +19,14 @@ import { setMaxListeners } from 'node:events';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { readBench } from './read.js';
+import { writeBench } from './write.js';
 import { cleanupAll, installCleanup, interruption, wasInterrupted } from './lib/proc.js';
 import { markdownTable, renderDetail, SUMMARY_COLUMNS, summaryRows, writeResult } from './lib/report.js';
 import { buildAtrium } from './lib/servers.js';
 import type { AreaResult, BenchContext, BenchModule } from './lib/types.js';
 
 /** Every area, in run order. Add a module here to add an area. */
-const MODULES: BenchModule[] = [readBench];
+const MODULES: BenchModule[] = [readBench, writeBench];
 
 const benchDir = path.dirname(fileURLToPath(import.meta.url));
 const repoRoot = path.resolve(benchDir, '..');

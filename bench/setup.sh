@@ -8,9 +8,20 @@ command -v nginx  >/dev/null 2>&1 || need+=(nginx)
 command -v rclone >/dev/null 2>&1 || need+=(rclone)
 command -v curl   >/dev/null 2>&1 || need+=(curl)
 
+# The `write` area uploads to nginx with WebDAV PUT: core ngx_http_dav_module, built into
+# Debian's nginx (no extra package; PROPFIND would need libnginx-mod-http-dav-ext, unused).
+check_dav() {
+  if nginx -V 2>&1 | grep -q -- '--with-http_dav_module'; then
+    echo "  nginx has http_dav_module (WebDAV PUT for the write area)"
+  else
+    echo "  WARNING: this nginx lacks http_dav_module: the write area's nginx peer will fail" >&2
+  fi
+}
+
 if [ ${#need[@]} -eq 0 ]; then
   echo "bench/setup.sh: nginx, rclone and curl already present"
   nginx -v 2>&1 | sed 's/^/  /'
+  check_dav
   rclone version 2>/dev/null | head -1 | sed 's/^/  /'
   exit 0
 fi
@@ -34,4 +45,5 @@ if [[ " ${need[*]} " == *" nginx "* ]] && command -v systemctl >/dev/null 2>&1; 
 fi
 
 nginx -v 2>&1 | sed 's/^/  /'
+check_dav
 rclone version 2>/dev/null | head -1 | sed 's/^/  /'

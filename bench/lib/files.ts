@@ -87,3 +87,29 @@ export function rawListSync(dir: string): number {
   for (const n of names) statSync(path.join(dir, n));
   return names.length;
 }
+
+/** sha256 (hex) of `length` bytes of `file` from `start`. */
+export async function sha256Of(file: string, start: number, length: number): Promise<string> {
+  const { createHash } = await import('node:crypto');
+  return createHash('sha256').update(await readSlice(file, start, length)).digest('hex');
+}
+
+/**
+ * Size of `file` and sha256 of its first and last `slice` bytes: a cheap identity check of a
+ * copy of a big file (the bytes read come from the page cache).
+ */
+export async function headTailDigest(file: string, slice = 1024 * 1024): Promise<{ size: number; head: string; tail: string }> {
+  const { size } = await fs.stat(file);
+  const n = Math.min(slice, size);
+  return { size, head: await sha256Of(file, 0, n), tail: await sha256Of(file, size - n, n) };
+}
+
+/** Number of entries of `dir` (0 when it does not exist). */
+export async function countEntries(dir: string): Promise<number> {
+  try {
+    return (await fs.readdir(dir)).length;
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return 0;
+    throw err;
+  }
+}

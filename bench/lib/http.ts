@@ -238,3 +238,39 @@ export async function rangeGet(url: string, start: number, end: number): Promise
   }
   throw new Error('too many redirects');
 }
+
+// ---------------------------------------------------------------------------------------------
+// Uploads
+
+export interface UploadResult {
+  status: number;
+  /** Response body (small: JSON of the AList API, or nothing / a short page for WebDAV). */
+  body: string;
+  /** Bytes curl sent (%{size_upload}). */
+  bytes: number;
+  /** curl's own %{time_total}: connect, send the body, receive the answer (no process start-up). */
+  seconds: number;
+}
+
+/**
+ * `curl -sS -T <file> [-H …] <url>`: a PUT of the file with Content-Length (curl's default
+ * `Expect: 100-continue` included). Rejects when curl fails; the HTTP status is for the caller
+ * to check.
+ */
+export function curlUpload(url: string, file: string, opts: { headers?: Record<string, string>; timeoutS: number; signal?: AbortSignal }): Promise<UploadResult> {
+  const args = ['-sS', '-T', file, '--max-time', String(opts.timeoutS), '-w', '\\n@@curl %{http_code} %{size_upload} %{time_total}\\n'];
+  for (const [k, v] of Object.entries(opts.headers ?? {})) args.push('-H', `${k}: ${v}`);
+  args.push(url);
+  const p = startProcess('curl', 'curl', args);
+  const onAbort = () => void p.stop(1000);
+  opts.signal?.addEventListener('abort', onAbort, { once: true });
+  return p.exited.then(async (code) => {
+    opts.signal?.removeEventListener('abort', onAbort);
+    const out = p.output();
+    await p.stop();
+    if (opts.signal?.aborted) throw opts.signal.reason;
+    const m = /@@curl (\d{3}) (\d+) ([\d.]+)\s*$/.exec(out);
+    if (code !== 0 || !m) throw new Error(`curl -T exited ${code}: ${out.trim().slice(-300)}`);
+    return { status: Number(m[1]), body: out.slice(0, m.index).trim(), bytes: Number(m[2]), seconds: Number(m[3]) };
+  });
+}

@@ -259,3 +259,67 @@ export function sampleRss(pid: number, intervalMs = 100): { stop(): Promise<{ pe
     },
   };
 }
+
+/**
+ * Runs `script` (bash, positional parameters `args`) and times it inside bash with
+ * $EPOCHREALTIME: the seconds cover the script only, not bash's own start-up. Registered for
+ * cleanup like every other process; stopped when `signal` aborts.
+ */
+export async function timedBash(
+  name: string,
+  script: string,
+  args: string[],
+  opts: { timeoutMs?: number; signal?: AbortSignal; cwd?: string } = {},
+): Promise<{ code: number | string; seconds: number; output: string }> {
+  const wrapped = `s=$EPOCHREALTIME; { ${script}
+}; rc=$?; e=$EPOCHREALTIME; echo "@@timed $rc $s $e" >&2; exit $rc`;
+  const p = startProcess(name, 'bash', ['-c', wrapped, name, ...args], { cwd: opts.cwd, env: { ...process.env, LC_ALL: 'C' } });
+  const timeoutMs = opts.timeoutMs ?? 300_000;
+  let timedOut = false;
+  const timer = setTimeout(() => {
+    timedOut = true;
+    void p.stop(2000);
+  }, timeoutMs);
+  const onAbort = () => void p.stop(1000);
+  opts.signal?.addEventListener('abort', onAbort, { once: true });
+  const code = await p.exited;
+  clearTimeout(timer);
+  opts.signal?.removeEventListener('abort', onAbort);
+  await p.stop();
+  if (opts.signal?.aborted) throw opts.signal.reason;
+  const out = p.output();
+  if (timedOut) return { code: 'timeout', seconds: NaN, output: out };
+  const m = /@@timed (\d+) ([\d.]+) ([\d.]+)\s*$/.exec(out);
+  const output = out.replace(/@@timed [^\n]*\n?$/, '');
+  if (!m) return { code: code === 0 ? -1 : code, seconds: NaN, output };
+  return { code: Number(m[1]), seconds: Number(m[3]) - Number(m[2]), output };
+}
+
+let clockTicks: number | undefined;
+
+/**
+ * CPU seconds (user + system) used so far by the live processes of process group `pgid` (a
+ * process started by startProcess leads its own group: nginx master + workers, Atrium…),
+ * from /proc/<pid>/stat. Exited members no longer count.
+ */
+export async function groupCpuSeconds(pgid: number): Promise<number> {
+  const { readdir, readFile } = await import('node:fs/promises');
+  if (clockTicks === undefined) {
+    const r = await runCommand('getconf', 'getconf', ['CLK_TCK'], { timeoutMs: 5000 }).catch(() => undefined);
+    const n = Number(r?.output.trim());
+    clockTicks = Number.isFinite(n) && n > 0 ? n : 100;
+  }
+  let ticks = 0;
+  for (const entry of await readdir('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = await readFile(`/proc/${entry}/stat`, 'utf8');
+      // Fields after "(comm) ": state ppid pgrp … utime (14th field) stime (15th).
+      const rest = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      if (Number(rest[2]) === pgid) ticks += Number(rest[11]) + Number(rest[12]);
+    } catch {
+      /* gone meanwhile */
+    }
+  }
+  return ticks / clockTicks;
+}

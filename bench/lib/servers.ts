@@ -105,6 +105,20 @@ export async function startAtrium(repoRoot: string, dataDir: string, opts: { pas
 
 /** nginx with a private config in `workDir`, serving `root` with sendfile. */
 export async function startNginx(root: string, workDir: string, opts: { signal?: AbortSignal } = {}): Promise<Server> {
+  return startNginxWith(root, workDir, '', opts);
+}
+
+/**
+ * nginx accepting WebDAV `PUT` (core `ngx_http_dav_module`, no extra module) under `root`:
+ * `dav_methods PUT DELETE`, `create_full_put_path on`, no body size limit. nginx receives the
+ * body into `client_body_temp_path` (`<workDir>/client_body`, keep it on the same filesystem
+ * as `root`) and renames it into place.
+ */
+export async function startNginxDav(root: string, workDir: string, opts: { signal?: AbortSignal } = {}): Promise<Server> {
+  return startNginxWith(root, workDir, 'dav_methods PUT DELETE; create_full_put_path on; dav_access user:rw group:r all:r; client_max_body_size 0;', opts);
+}
+
+async function startNginxWith(root: string, workDir: string, locationBody: string, opts: { signal?: AbortSignal }): Promise<Server> {
   const port = await freePort();
   mkdirSync(workDir, { recursive: true });
   const t = (f: string) => path.join(workDir, f);
@@ -133,7 +147,7 @@ http {
     listen 127.0.0.1:${port};
     server_name localhost;
     root ${root};
-    location / { }
+    location / { ${locationBody}}
   }
 }
 `;
@@ -162,6 +176,31 @@ export async function startRclone(root: string, workDir: string, opts: { signal?
     'rclone',
     'rclone',
     ['serve', 'http', root, '--addr', `127.0.0.1:${port}`, '--read-only', '--config', conf, '--cache-dir', path.join(workDir, 'cache'), '--log-level', 'ERROR'],
+    { env: { ...process.env, HOME: workDir } },
+  );
+  const base = `http://127.0.0.1:${port}`;
+  try {
+    await waitHttp(`${base}/`, { proc, timeoutMs: 15_000, signal: opts.signal });
+    return { name: 'rclone', base, port, proc, stop: () => proc.stop(5000) };
+  } catch (err) {
+    await proc.stop();
+    throw err;
+  }
+}
+
+/**
+ * `rclone serve webdav <root> --addr 127.0.0.1:<port>` with an empty private config and the
+ * default `--vfs-cache-mode off` (a PUT streams straight into the file).
+ */
+export async function startRcloneWebdav(root: string, workDir: string, opts: { signal?: AbortSignal } = {}): Promise<Server> {
+  const port = await freePort();
+  mkdirSync(workDir, { recursive: true });
+  const conf = path.join(workDir, 'rclone.conf');
+  writeFileSync(conf, '');
+  const proc = startProcess(
+    'rclone',
+    'rclone',
+    ['serve', 'webdav', root, '--addr', `127.0.0.1:${port}`, '--config', conf, '--cache-dir', path.join(workDir, 'cache'), '--log-level', 'ERROR'],
     { env: { ...process.env, HOME: workDir } },
   );
   const base = `http://127.0.0.1:${port}`;

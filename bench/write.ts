@@ -1,0 +1,737 @@
+// Area `write`: uploads and copies (issue: "Upload of a 1 GiB file via /api/fs/put compared in
+// one run with writing the same bytes with `curl -T` to nginx's WebDAV PUT (or `rclone serve
+// webdav`), and with a raw `cat > file` on the same disk. Target: at least 70% of raw disk
+// throughput; peak RSS under 150 MB. Copy of a folder of 10 000 small files within a local
+// storage within 1.5x of `cp -r`.").
+//
+// Targets checked:
+//   - upload through PUT /api/fs/put (curl -T): ≥ 0.70× the MB/s of `cat src > dst`
+//   - Atrium's peak RSS while it receives the uploads < 150 MB
+//   - POST /api/fs/copy of a folder of 10 000 small files (same Local storage): ≤ 1.5× `cp -r`
+//
+// Nothing is fsync'ed by default (Atrium does not, nor do nginx, rclone, cat or dd): every
+// writer is timed until its data is in the page cache and the file is in place.
+// BENCH_WRITE_FSYNC=1 adds a timed `sync <file>` after every write, for all of them.
+//
+// Two properties of the VM this was written on make naive repetitions unfair (see README):
+//   - memory freed by the guest is handed back to the host after ~2 s (virtio-balloon free page
+//     reporting) and the first touch of such a page is slow, so a write that follows an idle
+//     pause pays up to ~1.4 s per GiB more than one that follows a write. Every timed write is
+//     therefore preceded by an untimed `dd` of as many bytes to a scratch file, deleted at once
+//     ("prefault"; BENCH_PREFAULT=0 turns it off), so each writer gets the same recycled pages.
+//   - ext4 without a journal skips inodes deleted in the last 60-360 s when it allocates new
+//     ones (recently_deleted()), so creating 10 000 files right after deleting 10 000 costs
+//     several times more. The copies are therefore never deleted between repetitions (each
+//     goes to a new folder); they are removed at the end, Atrium's through /api/fs/remove.
+//
+// Every Atrium step that fails (endpoint missing, wrong answer, wrong bytes on disk) becomes an
+// error row and the other benchmarks go on; the peers fail the same way, independently.
+
+import { randomBytes } from 'node:crypto';
+import { mkdirSync, readdirSync } from 'node:fs';
+import fs from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { apiCall, curlUpload, request } from './lib/http.js';
+import { countEntries, createBigFile, createSmallFiles, headTailDigest, warmPageCache } from './lib/files.js';
+import { groupCpuSeconds, makeTempDir, removeTempDir, rssOf, runCommand, sampleRss, sleep, timedBash } from './lib/proc.js';
+import { startAtrium, startNginxDav, startRcloneWebdav, versionOf, which, type Atrium, type Server } from './lib/servers.js';
+import { fmtBytes, fmtNum, GiB, median, MiB, nowMs } from './lib/stats.js';
+import { shortError } from './lib/report.js';
+import type { AreaResult, BenchContext, BenchModule, SummaryRow } from './lib/types.js';
+
+/** See read.ts: the admin password only counts on the first start of a data folder. */
+const adminPassword = randomBytes(12).toString('base64url');
+
+interface Params {
+  fileSize: number;
+  /** Timed repetitions of each writer; the median is reported. */
+  uploadReps: number;
+  copyFiles: number;
+  copyReps: number;
+  /** Add a timed `sync <file>` after every write. */
+  fsync: boolean;
+  /** Untimed write + delete of a scratch file of the same size right before each timed write. */
+  prefault: boolean;
+}
+
+function envInt(name: string): number | undefined {
+  const v = process.env[name];
+  if (v === undefined || v === '') return undefined;
+  const n = Number(v);
+  if (!Number.isFinite(n) || n <= 0) throw new Error(`${name} must be a positive number, got ${JSON.stringify(v)}`);
+  return n;
+}
+
+function params(quick: boolean): Params {
+  const fileMiB = envInt('BENCH_FILE_MIB');
+  return {
+    fileSize: fileMiB ? fileMiB * MiB : quick ? 64 * MiB : GiB,
+    uploadReps: envInt('BENCH_REPS') ?? (quick ? 5 : 3),
+    copyFiles: envInt('BENCH_COPY_FILES') ?? (quick ? 1_000 : 10_000),
+    copyReps: envInt('BENCH_REPS') ?? 3,
+    fsync: process.env.BENCH_WRITE_FSYNC === '1' || process.env.BENCH_WRITE_FSYNC === 'true',
+    prefault: process.env.BENCH_PREFAULT !== '0' && process.env.BENCH_PREFAULT !== 'false',
+  };
+}
+
+const errMsg = (err: unknown) => (err instanceof Error ? err.message : String(err)).split('\n').slice(0, 6).join(' / ');
+
+function check(signal: AbortSignal): void {
+  if (signal.aborted) throw signal.reason;
+}
+
+/** Generous per-run time limit: at least 120 s, or the bytes at 10 MB/s. */
+function timeoutSFor(bytes: number): number {
+  return Math.max(120, Math.ceil(bytes / 10e6));
+}
+
+/** `sync` of the whole system, untimed, between runs: every run starts with no dirty pages. */
+async function syncAll(): Promise<void> {
+  await runCommand('sync', 'sync', [], { timeoutMs: 300_000 });
+}
+
+/**
+ * Untimed: writes `bytes` (rounded up to MiB) of `src` to `scratch` and deletes it, so that the
+ * next write finds that much just-freed memory that the host still backs (see the header).
+ */
+async function prefault(src: string, scratch: string, bytes: number): Promise<void> {
+  const mib = String(Math.max(1, Math.ceil(bytes / MiB)));
+  const r = await runCommand('prefault', 'bash', ['-c', 'dd if="$1" of="$2" bs=1M count="$3" status=none; rc=$?; rm -f -- "$2"; exit $rc', 'prefault', src, scratch, mib], {
+    timeoutMs: 600_000,
+  });
+  if (r.code !== 0) throw new Error(`prefault (dd to ${scratch}): exit ${r.code}: ${r.output.slice(-300)}`);
+}
+
+/** `<source> <fstype>` of the filesystem holding `dir`, and whether it has a journal (ext4). */
+async function describeFs(dir: string): Promise<string> {
+  const r = await runCommand('findmnt', 'findmnt', ['-no', 'SOURCE,FSTYPE,OPTIONS', '-T', dir], { timeoutMs: 5000 }).catch(() => undefined);
+  if (r?.code !== 0) return '?';
+  const [source = '?', fstype = '?', options = ''] = r.output.trim().split(/\s+/);
+  let journal = '';
+  if (fstype === 'ext4') {
+    const dev = path.basename(source);
+    const jbd2 = (() => {
+      try {
+        return readdirSync('/proc/fs/jbd2');
+      } catch {
+        return [];
+      }
+    })();
+    journal = jbd2.some((j) => j.startsWith(`${dev}-`)) ? ', with a journal' : ', NO journal (recently deleted inodes are skipped on create)';
+  }
+  return `${source} ${fstype} (${options.split(',').filter((o) => /^(discard|nodelalloc|sync|data=|commit=)/.test(o)).join(',') || 'default options'}${journal})`;
+}
+
+// -----------------------------------------------------------------------------------------------
+
+async function run(ctx: BenchContext, result: AreaResult): Promise<void> {
+  const P = params(ctx.quick);
+  const { signal } = ctx;
+  result.parameters = {
+    file_size: fmtBytes(P.fileSize),
+    upload_reps: P.uploadReps,
+    copy_files: P.copyFiles,
+    copy_reps: P.copyReps,
+    fsync: P.fsync,
+    prefault: P.prefault,
+  };
+  const [nginxPath, rclonePath, curlPath] = await Promise.all([which('nginx'), which('rclone'), which('curl')]);
+  if (!curlPath) throw new Error('curl is missing: run bench/setup.sh');
+  const tmp = makeTempDir('atrium-bench-write-');
+  result.environment = {
+    node: process.version,
+    cpus: `${os.cpus().length} × ${os.cpus()[0]?.model ?? '?'}`,
+    memory: `${(os.totalmem() / GiB).toFixed(1)} GiB`,
+    kernel: `${os.type()} ${os.release()}`,
+    temp_folder: `${tmp} on ${await describeFs(tmp)}: every file is written here, same filesystem for all writers`,
+    nginx: nginxPath ? await versionOf('nginx', ['-v']) : 'missing (run bench/setup.sh)',
+    rclone: rclonePath ? await versionOf('rclone', ['version']) : 'missing (run bench/setup.sh)',
+    upload_client: (await versionOf('curl', ['--version'])).split(' ').slice(0, 2).join(' '),
+    coreutils: await versionOf('cat', ['--version']),
+    durability: P.fsync
+      ? 'BENCH_WRITE_FSYNC=1: every write is followed by a timed `sync <file>` (data on disk)'
+      : 'no fsync for any writer: timed until the data is in the page cache and the file in place; `sync` (untimed) between runs',
+    prefault: P.prefault
+      ? 'before each write, an untimed dd of as many bytes to a scratch file, deleted at once (BENCH_PREFAULT=0: off)'
+      : 'off (BENCH_PREFAULT=0): results depend on how long the VM was idle before each write',
+    units: 'MB = 10^6 bytes; MB/s = file size / seconds of the write',
+    loadavg_at_start: loadavg(),
+  };
+
+  try {
+    const dataDir = path.join(tmp, 'data');
+    const filesDir = path.join(dataDir, 'files');
+    const srcDir = path.join(tmp, 'src');
+    const copyTags = copyRunTags(P);
+    const dirs = ['up-atrium', 'up-nginx', 'up-rclone', 'up-raw', 'copy-src', ...copyTags.flatMap((t) => [`copy-dst/${t}`, `copy-cp/${t}`])];
+    for (const d of [filesDir, srcDir, ...dirs.map((n) => path.join(filesDir, n))]) mkdirSync(d, { recursive: true });
+
+    // Fixtures: the source file (outside Atrium's root, same filesystem), the folder to copy.
+    const srcFile = path.join(srcDir, 'source.bin');
+    {
+      const t0 = nowMs();
+      await createBigFile(srcFile, P.fileSize, signal);
+      await syncAll();
+      await warmPageCache(srcFile);
+      ctx.log(`wrote, synced and read ${fmtBytes(P.fileSize)} source.bin in ${((nowMs() - t0) / 1000).toFixed(1)} s`);
+    }
+    const copySrc = path.join(filesDir, 'copy-src', 'tree');
+    {
+      const t0 = nowMs();
+      await createSmallFiles(copySrc, P.copyFiles, signal);
+      await syncAll();
+      ctx.log(`created ${P.copyFiles} files to copy in ${((nowMs() - t0) / 1000).toFixed(1)} s`);
+    }
+
+    // One Atrium for both benchmarks (a fresh process: the uploads come first).
+    let atrium: Atrium | undefined;
+    let atriumError: string | undefined;
+    let idleRss: number | undefined;
+    if (ctx.atriumBuildError) atriumError = `build: ${ctx.atriumBuildError}`;
+    else {
+      try {
+        atrium = await startAtrium(ctx.repoRoot, dataDir, { signal, password: adminPassword });
+        await sleep(1000, signal);
+        idleRss = await rssOf(atrium.proc.pid);
+      } catch (err) {
+        atriumError = `start/login: ${errMsg(err)}`;
+      }
+    }
+    try {
+      await uploadBenchmarks(ctx, result, P, { atrium, atriumError, idleRss, filesDir, srcFile, scratch: path.join(tmp, 'prefault.bin'), work: tmp, have: { nginx: Boolean(nginxPath), rclone: Boolean(rclonePath) } });
+      check(signal);
+      await copyBenchmarks(ctx, result, P, { atrium, atriumError, filesDir, copySrc, srcFile, scratch: path.join(tmp, 'prefault.bin'), tags: copyTags });
+    } finally {
+      await atrium?.stop();
+    }
+  } finally {
+    result.environment.loadavg_at_end = `${loadavg()} (other work on the machine skews the figures)`;
+    ctx.log('removing the temp folder');
+    removeTempDir(tmp);
+  }
+}
+
+const loadavg = () => os.loadavg().map((v) => v.toFixed(2)).join(' / ');
+
+// -----------------------------------------------------------------------------------------------
+// Upload
+
+type WriterName = 'atrium' | 'nginx' | 'rclone' | 'cat' | 'dd';
+
+interface Writer {
+  name: WriterName;
+  /** How the bytes are written, for the tables. */
+  how: string;
+  /** Destination folder on disk. */
+  dir: string;
+  server?: Server;
+  error?: string;
+  /** Writes the source file to `dir/<file>`; returns the seconds of the write (checks the answer). */
+  write?(file: string): Promise<number>;
+}
+
+interface RunFigures {
+  seconds: number;
+  mbps: number;
+  /** CPU seconds of the server's process group during the write (servers only). */
+  serverCpuS?: number;
+}
+
+async function uploadBenchmarks(
+  ctx: BenchContext,
+  result: AreaResult,
+  P: Params,
+  env: { atrium?: Atrium; atriumError?: string; idleRss?: number; filesDir: string; srcFile: string; scratch: string; work: string; have: { nginx: boolean; rclone: boolean } },
+): Promise<void> {
+  const { signal } = ctx;
+  const { atrium, filesDir, srcFile } = env;
+  const size = P.fileSize;
+  const timeoutS = timeoutSFor(size);
+  const expect = await headTailDigest(srcFile);
+  const dir = (n: string) => path.join(filesDir, n);
+
+  const ensure2xx = (what: string, r: { status: number; body: string; bytes: number }, ok: number[]) => {
+    if (!ok.includes(r.status)) throw new Error(`${what}: HTTP ${r.status}: ${r.body.slice(0, 300)}`);
+    if (r.bytes !== size) throw new Error(`${what}: curl sent ${r.bytes} bytes, expected ${size}`);
+  };
+
+  const writers: Writer[] = [
+    {
+      name: 'atrium',
+      how: 'PUT /api/fs/put (curl -T)',
+      dir: dir('up-atrium'),
+      error: env.atriumError,
+      server: atrium,
+      write: atrium
+        ? async (file) => {
+            const r = await curlUpload(`${atrium.base}/api/fs/put`, srcFile, {
+              headers: { Authorization: atrium.token, 'File-Path': encodeURIComponent(`/up-atrium/${file}`) },
+              timeoutS,
+              signal,
+            });
+            ensure2xx('/api/fs/put', r, [200]);
+            let json: any;
+            try {
+              json = JSON.parse(r.body);
+            } catch {
+              throw new Error(`/api/fs/put: HTTP 200, not JSON: ${r.body.slice(0, 200)}`);
+            }
+            if (json?.code !== 200) throw new Error(`/api/fs/put: code ${json?.code}, message ${JSON.stringify(json?.message)}`);
+            return r.seconds;
+          }
+        : undefined,
+    },
+    { name: 'nginx', how: 'WebDAV PUT (curl -T)', dir: dir('up-nginx'), error: env.have.nginx ? undefined : 'nginx is not installed (run bench/setup.sh)' },
+    { name: 'rclone', how: 'rclone serve webdav, PUT (curl -T)', dir: dir('up-rclone'), error: env.have.rclone ? undefined : 'rclone is not installed (run bench/setup.sh)' },
+    {
+      name: 'cat',
+      how: 'cat src > dst (raw)',
+      dir: dir('up-raw'),
+      write: async (file) => rawWrite('cat', 'cat -- "$1" > "$2"', [srcFile, path.join(dir('up-raw'), file)], timeoutS, signal),
+    },
+    {
+      name: 'dd',
+      how: 'dd bs=1M (raw, read/write)',
+      dir: dir('up-raw'),
+      write: async (file) => rawWrite('dd', 'dd if="$1" of="$2" bs=1M status=none', [srcFile, path.join(dir('up-raw'), file)], timeoutS, signal),
+    },
+  ];
+  const writer = (name: WriterName) => writers.find((w) => w.name === name)!;
+
+  try {
+    // Peers' servers.
+    const nginx = writer('nginx');
+    if (!nginx.error) {
+      try {
+        const server = await startNginxDav(filesDir, path.join(env.work, 'nginx'), { signal });
+        nginx.server = server;
+        nginx.write = async (file) => {
+          const r = await curlUpload(`${server.base}/up-nginx/${encodeURIComponent(file)}`, srcFile, { timeoutS, signal });
+          ensure2xx('nginx PUT', r, [201, 204]);
+          return r.seconds;
+        };
+      } catch (err) {
+        nginx.error = `start: ${errMsg(err)}`;
+      }
+    }
+    const rclone = writer('rclone');
+    if (!rclone.error) {
+      try {
+        const server = await startRcloneWebdav(filesDir, path.join(env.work, 'rclone'), { signal });
+        rclone.server = server;
+        rclone.write = async (file) => {
+          const r = await curlUpload(`${server.base}/up-rclone/${encodeURIComponent(file)}`, srcFile, { timeoutS, signal });
+          ensure2xx('rclone PUT', r, [200, 201, 204]);
+          return r.seconds;
+        };
+      } catch (err) {
+        rclone.error = `start: ${errMsg(err)}`;
+      }
+    }
+
+    // RSS of Atrium over every upload it receives (the untimed first one included).
+    let rssPeak: number | undefined;
+    let rssBefore: number | undefined;
+    let rssSamples: number[] = [];
+
+    /** One write: timed, CPU of the server, bytes checked on disk, then removed + sync. */
+    const once = async (w: Writer, tag: string): Promise<RunFigures> => {
+      const file = `${w.name}-${tag}.bin`;
+      const dst = path.join(w.dir, file);
+      const pgid = w.server?.proc.pid;
+      if (P.prefault) await prefault(srcFile, env.scratch, size);
+      const sampler = w.name === 'atrium' && pgid ? sampleRss(pgid, 100) : undefined;
+      if (sampler && rssBefore === undefined) rssBefore = await rssOf(pgid!);
+      const cpu0 = pgid ? await groupCpuSeconds(pgid) : undefined;
+      let seconds: number;
+      try {
+        seconds = await w.write!(file);
+        if (P.fsync) {
+          const s = await timedBash('sync', 'sync -- "$1"', [dst], { signal });
+          if (s.code !== 0) throw new Error(`sync ${dst}: exit ${s.code}: ${s.output.slice(-300)}`);
+          seconds += s.seconds;
+        }
+      } finally {
+        if (sampler) {
+          const s = await sampler.stop();
+          if (rssPeak === undefined || s.peak > rssPeak) {
+            rssPeak = s.peak;
+            rssSamples = s.samples;
+          }
+        }
+      }
+      const cpu1 = pgid ? await groupCpuSeconds(pgid) : undefined;
+      try {
+        const got = await headTailDigest(dst);
+        if (got.size !== size) throw new Error(`${dst}: ${got.size} bytes on disk, expected ${size}`);
+        if (got.head !== expect.head || got.tail !== expect.tail) throw new Error(`${dst}: the first or last MiB differs from the source`);
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code === 'ENOENT') throw new Error(`the write answered success but ${dst} does not exist`);
+        throw err;
+      } finally {
+        await fs.rm(dst, { force: true });
+        await syncAll();
+      }
+      return { seconds, mbps: size / 1e6 / seconds, serverCpuS: cpu0 !== undefined && cpu1 !== undefined ? cpu1 - cpu0 : undefined };
+    };
+
+    // First, untimed: correctness (status, bytes on disk) and warm-up.
+    for (const w of writers) {
+      check(signal);
+      if (w.error || !w.write) {
+        w.error ??= 'not started';
+        continue;
+      }
+      try {
+        const r = await once(w, 'warmup');
+        ctx.log(`${w.name} first write (untimed): ${r.mbps.toFixed(0)} MB/s`);
+      } catch (err) {
+        check(signal);
+        w.error = `first write (untimed check): ${errMsg(err)}`;
+      }
+    }
+    // Atrium: the uploaded file is visible through the API with its size.
+    if (atrium && !writer('atrium').error) {
+      try {
+        await writer('atrium').write!('visible.bin');
+        const { data } = await apiCall<{ size?: number; is_dir?: boolean }>(atrium.base, '/api/fs/get', { token: atrium.token, body: { path: '/up-atrium/visible.bin', password: '' } });
+        if (data?.size !== size) throw new Error(`/api/fs/get /up-atrium/visible.bin after the upload: size ${data?.size}, expected ${size}`);
+      } catch (err) {
+        check(signal);
+        result.errors.push({ benchmark: 'upload (check through /api/fs/get)', subject: 'atrium', message: errMsg(err) });
+      } finally {
+        await fs.rm(path.join(writer('atrium').dir, 'visible.bin'), { force: true });
+        await syncAll();
+      }
+    }
+    for (const w of writers) if (w.error) result.errors.push({ benchmark: 'upload', subject: w.name, message: w.error });
+
+    // Timed repetitions, the order of the writers rotated each time.
+    const runs: Record<string, RunFigures[]> = {};
+    const failures: Record<string, string> = {};
+    const live = writers.filter((w) => !w.error);
+    for (let rep = 0; rep < P.uploadReps; rep++) {
+      for (let j = 0; j < live.length; j++) {
+        check(signal);
+        const w = live[(rep + j) % live.length]!;
+        if (failures[w.name]) continue;
+        try {
+          const r = await once(w, `r${rep + 1}`);
+          (runs[w.name] ??= []).push(r);
+          ctx.log(`${w.name} rep ${rep + 1}: ${r.mbps.toFixed(0)} MB/s (${r.seconds.toFixed(3)} s${r.serverCpuS !== undefined ? `, server CPU ${r.serverCpuS.toFixed(2)} s` : ''})`);
+        } catch (err) {
+          check(signal);
+          failures[w.name] = errMsg(err);
+          result.errors.push({ benchmark: 'upload', subject: w.name, message: failures[w.name]! });
+        }
+      }
+    }
+
+    // Atrium's temp folder must be empty once every upload has answered.
+    let tmpLeft: string | undefined;
+    if (atrium) {
+      try {
+        const left = readdirSync(path.join(filesDir, '.atrium-tmp'));
+        if (left.length) tmpLeft = `${left.length} file(s) left in <root>/.atrium-tmp after the uploads: ${left.slice(0, 5).join(', ')}`;
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code !== 'ENOENT') tmpLeft = `reading <root>/.atrium-tmp: ${errMsg(err)}`;
+      }
+      if (tmpLeft) result.errors.push({ benchmark: 'upload (temp files)', subject: 'atrium', message: tmpLeft });
+      if (atrium.proc.done()) result.errors.push({ benchmark: 'upload', subject: 'atrium', message: `the Atrium process exited: ${atrium.proc.output().slice(-500)}` });
+    }
+
+    // Tables.
+    const label = fmtBytes(size);
+    const med: Partial<Record<WriterName, number>> = {};
+    for (const w of writers) if (runs[w.name]?.length) med[w.name] = median(runs[w.name]!.map((r) => r.mbps));
+    const rows: Array<Array<string | number | null>> = [];
+    for (const w of writers) {
+      const rs = runs[w.name];
+      if (rs?.length) {
+        const cpu = rs.map((r) => r.serverCpuS).filter((v): v is number => v !== undefined);
+        rows.push([
+          w.name,
+          w.how,
+          rs.length,
+          fmtNum(med[w.name], 0),
+          rs.map((r) => r.mbps.toFixed(0)).join(', '),
+          med.cat ? `${(med[w.name]! / med.cat).toFixed(2)}×` : null,
+          fmtNum(median(rs.map((r) => r.seconds)), 3),
+          cpu.length ? fmtNum(median(cpu), 2) : null,
+        ]);
+      } else {
+        rows.push([w.name, w.how, 0, 'ERROR', shortError(failures[w.name] ?? w.error ?? 'not run'), null, null, null]);
+      }
+    }
+    result.details.push({
+      title: `Upload / write of ${label} (MB/s = bytes / seconds of the write; ${P.fsync ? 'each followed by a timed sync <file>' : 'no fsync'})`,
+      columns: ['writer', 'how', 'reps', 'median MB/s', 'each rep MB/s / error', '× cat', 'median s', 'server CPU s (median)'],
+      rows,
+    });
+    result.raw.uploads = runs;
+
+    const aErr = failures.atrium ?? writer('atrium').error;
+    const a = med.atrium;
+    for (const [peerName, peerLabel, target, ok] of [
+      ['cat', 'raw cat', '≥ 0.70× raw cat', (r: number) => r >= 0.7],
+      ['dd', 'raw dd bs=1M', '', undefined],
+      ['nginx', 'nginx WebDAV PUT', '', undefined],
+      ['rclone', 'rclone webdav PUT', '', undefined],
+    ] as const) {
+      const b = med[peerName];
+      const bErr = failures[peerName] ?? writer(peerName).error;
+      const ratio = a !== undefined && b !== undefined ? a / b : null;
+      result.summary.push({
+        benchmark: `upload ${label} /api/fs/put vs ${peerLabel}${P.fsync ? ' (incl. fsync)' : ''}`,
+        atrium: a ?? null,
+        peerName: peerLabel,
+        peer: b ?? null,
+        unit: 'MB/s',
+        ratio,
+        target,
+        met: !ok || ratio === null ? null : ok(ratio),
+        error: a === undefined ? `atrium: ${aErr ?? 'not run'}` : b === undefined ? `${peerName}: ${bErr ?? 'not run'}` : undefined,
+      });
+    }
+    const rssRow: SummaryRow = {
+      benchmark: `atrium peak RSS while receiving ${label} uploads`,
+      atrium: rssPeak !== undefined ? rssPeak / 1e6 : null,
+      unit: 'MB',
+      target: '< 150 MB',
+      met: rssPeak !== undefined && !atrium?.proc.done() ? rssPeak < 150e6 : null,
+      error: rssPeak === undefined ? `atrium: ${aErr ?? 'not run'}` : undefined,
+    };
+    result.summary.push(rssRow);
+    if (env.idleRss !== undefined) result.summary.push({ benchmark: 'atrium RSS idle (fresh process, logged in)', atrium: env.idleRss / 1e6, unit: 'MB' });
+    if (rssBefore !== undefined) result.summary.push({ benchmark: 'atrium RSS before the first upload', atrium: rssBefore / 1e6, unit: 'MB' });
+    result.raw.upload_rss_samples_bytes = rssSamples;
+  } finally {
+    await Promise.all(writers.filter((w) => w.name !== 'atrium').map((w) => w.server?.stop()));
+  }
+}
+
+/** `cat` / `dd` timed inside bash; a non-zero exit is an error. */
+async function rawWrite(name: string, script: string, args: string[], timeoutS: number, signal: AbortSignal): Promise<number> {
+  const r = await timedBash(name, script, args, { timeoutMs: timeoutS * 1000, signal });
+  if (r.code !== 0 || !Number.isFinite(r.seconds)) throw new Error(`${name}: exit ${r.code}: ${r.output.trim().slice(-300)}`);
+  return r.seconds;
+}
+
+// -----------------------------------------------------------------------------------------------
+// Copy
+
+/** One destination folder per copy run: `warmup`, `r1`, `r2`… (made before Atrium starts). */
+function copyRunTags(P: Params): string[] {
+  return ['warmup', ...Array.from({ length: P.copyReps }, (_, i) => `r${i + 1}`)];
+}
+
+async function copyBenchmarks(
+  ctx: BenchContext,
+  result: AreaResult,
+  P: Params,
+  env: { atrium?: Atrium; atriumError?: string; filesDir: string; copySrc: string; srcFile: string; scratch: string; tags: string[] },
+): Promise<void> {
+  const { signal } = ctx;
+  const { atrium, filesDir, copySrc } = env;
+  const n = P.copyFiles;
+  const srcNames = (await fs.readdir(copySrc)).sort();
+  if (srcNames.length !== n) throw new Error(`the folder to copy holds ${srcNames.length} files, expected ${n}`);
+  const probes = [srcNames[0]!, srcNames[n >> 1]!, srcNames[n - 1]!];
+  const probeBytes = await Promise.all(probes.map((f) => fs.readFile(path.join(copySrc, f))));
+  // Page cache + inodes of the copy, roughly: what the prefault makes room for.
+  const prefaultBytes = Math.max(16 * MiB, n * 8192);
+
+  /** The copy in `dst` is complete and right: N entries, three files with the right bytes. */
+  const verify = async (dst: string) => {
+    const count = await countEntries(dst);
+    if (count !== n) throw new Error(`${dst} holds ${count} entries after the copy, expected ${n}`);
+    for (let i = 0; i < probes.length; i++) {
+      const got = await fs.readFile(path.join(dst, probes[i]!)).catch(() => undefined);
+      if (!got?.equals(probeBytes[i]!)) throw new Error(`${path.join(dst, probes[i]!)} differs from the source`);
+    }
+  };
+
+  interface Copier {
+    name: 'cp' | 'atrium';
+    how: string;
+    /** Destination folder of the run `tag` on disk (the copy lands in `<dst>/tree`). */
+    dst(tag: string): string;
+    error?: string;
+    /** Copies the tree into the run's folder; returns milliseconds. */
+    copy?(tag: string): Promise<number>;
+  }
+  const copyTimeoutMs = Math.max(600_000, n * 100);
+  let taskNote: string | undefined;
+  const copiers: Copier[] = [
+    {
+      name: 'cp',
+      how: 'cp -r (GNU coreutils, copy_file_range)',
+      dst: (tag) => path.join(filesDir, 'copy-cp', tag, 'tree'),
+      copy: async (tag) => {
+        const r = await timedBash('cp', 'cp -r -- "$1" "$2"', [copySrc, path.join(filesDir, 'copy-cp', tag, 'tree')], { timeoutMs: copyTimeoutMs, signal });
+        if (r.code !== 0) throw new Error(`cp -r: exit ${r.code}: ${r.output.trim().slice(-300)}`);
+        return r.seconds * 1000;
+      },
+    },
+    {
+      name: 'atrium',
+      how: 'POST /api/fs/copy (same Local storage)',
+      dst: (tag) => path.join(filesDir, 'copy-dst', tag, 'tree'),
+      error: env.atriumError,
+      copy: atrium
+        ? async (tag) => {
+            const t0 = nowMs();
+            const r = await request(`${atrium.base}/api/fs/copy`, {
+              headers: { authorization: atrium.token },
+              body: { src_dir: '/copy-src', dst_dir: `/copy-dst/${tag}`, names: ['tree'] },
+              timeoutMs: copyTimeoutMs,
+              signal,
+            });
+            let json: any;
+            try {
+              json = JSON.parse(r.body.toString('utf8'));
+            } catch {
+              throw new Error(`/api/fs/copy: HTTP ${r.status}, not JSON: ${r.body.toString('utf8').slice(0, 200)}`);
+            }
+            if (r.status !== 200 || json?.code !== 200) throw new Error(`/api/fs/copy: HTTP ${r.status}, code ${json?.code}, message ${JSON.stringify(json?.message)}`);
+            const tasks = Array.isArray(json.data?.tasks) ? json.data.tasks : [];
+            if (tasks.length === 0) return r.ms;
+            // Answered with tasks (asynchronous copy): time until the destination is complete.
+            taskNote = `/api/fs/copy answered with ${tasks.length} task(s) instead of copying synchronously; timed until the destination held ${n} files (polled on disk every 20 ms)`;
+            const dst = path.join(filesDir, 'copy-dst', tag, 'tree');
+            while ((await countEntries(dst)) < n) {
+              if (nowMs() - t0 > copyTimeoutMs) throw new Error(`the copy task did not finish within ${copyTimeoutMs / 1000} s`);
+              await sleep(20, signal);
+            }
+            return nowMs() - t0;
+          }
+        : undefined,
+    },
+  ];
+
+  const runs: Record<string, number[]> = {};
+  const cpu: Record<string, number[]> = {};
+  const failures: Record<string, string> = {};
+  let rssPeak: number | undefined;
+  /** One copy: timed and checked; the copy stays (see the header). */
+  const once = async (c: Copier, tag: string): Promise<number> => {
+    const pgid = c.name === 'atrium' ? atrium?.proc.pid : undefined;
+    await syncAll();
+    if (P.prefault) await prefault(env.srcFile, env.scratch, prefaultBytes);
+    const sampler = pgid ? sampleRss(pgid, 100) : undefined;
+    const cpu0 = pgid ? await groupCpuSeconds(pgid) : undefined;
+    let ms: number;
+    try {
+      ms = await c.copy!(tag);
+    } finally {
+      if (sampler) {
+        const s = await sampler.stop();
+        rssPeak = Math.max(rssPeak ?? 0, s.peak);
+      }
+    }
+    if (tag !== 'warmup' && pgid && cpu0 !== undefined) (cpu[c.name] ??= []).push((await groupCpuSeconds(pgid)) - cpu0);
+    await verify(c.dst(tag));
+    return ms;
+  };
+
+  try {
+    // Untimed first copy of each: correctness and warm-up.
+    for (const c of copiers) {
+      check(signal);
+      if (c.error || !c.copy) {
+        c.error ??= 'not started';
+        continue;
+      }
+      try {
+        const ms = await once(c, 'warmup');
+        ctx.log(`${c.name} first copy of ${n} files (untimed): ${ms.toFixed(0)} ms`);
+      } catch (err) {
+        check(signal);
+        c.error = `first copy (untimed check): ${errMsg(err)}`;
+      }
+    }
+    for (const c of copiers) if (c.error) result.errors.push({ benchmark: 'copy', subject: c.name, message: c.error });
+
+    const live = copiers.filter((c) => !c.error);
+    for (let rep = 0; rep < P.copyReps; rep++) {
+      for (let j = 0; j < live.length; j++) {
+        check(signal);
+        const c = live[(rep + j) % live.length]!;
+        if (failures[c.name]) continue;
+        try {
+          const ms = await once(c, `r${rep + 1}`);
+          (runs[c.name] ??= []).push(ms);
+          ctx.log(`${c.name} copy of ${n} files rep ${rep + 1}: ${ms.toFixed(0)} ms`);
+        } catch (err) {
+          check(signal);
+          failures[c.name] = errMsg(err);
+          result.errors.push({ benchmark: 'copy', subject: c.name, message: failures[c.name]! });
+        }
+      }
+    }
+    if (taskNote) result.errors.push({ benchmark: 'copy', subject: 'atrium', message: taskNote });
+  } finally {
+    // Atrium's copies go through /api/fs/remove (which must remove them from the disk).
+    if (atrium && !atrium.proc.done()) {
+      const problems: string[] = [];
+      for (const tag of env.tags) {
+        const dst = copiers[1]!.dst(tag);
+        if ((await countEntries(dst)) === 0) continue;
+        try {
+          await apiCall(atrium.base, '/api/fs/remove', { token: atrium.token, body: { dir: `/copy-dst/${tag}`, names: ['tree'] }, timeoutMs: copyTimeoutMs });
+          const left = await countEntries(dst);
+          if (left > 0) problems.push(`/api/fs/remove /copy-dst/${tag}/tree answered 200 but ${left} entries are still on disk`);
+        } catch (err) {
+          problems.push(`/api/fs/remove /copy-dst/${tag}/tree: ${errMsg(err)}`);
+        }
+      }
+      if (problems.length) result.errors.push({ benchmark: 'copy (removing the copies)', subject: 'atrium', message: problems.join('\n') });
+    }
+  }
+
+  const med: Record<string, number> = {};
+  const rows: Array<Array<string | number | null>> = [];
+  for (const c of copiers) {
+    const rs = runs[c.name];
+    if (rs?.length) med[c.name] = median(rs);
+  }
+  for (const c of copiers) {
+    const rs = runs[c.name];
+    if (rs?.length) {
+      rows.push([c.name, c.how, rs.length, fmtNum(med[c.name], 1), rs.map((v) => v.toFixed(1)).join(', '), med.cp ? `${(med[c.name]! / med.cp).toFixed(2)}×` : null, cpu[c.name]?.length ? fmtNum(median(cpu[c.name]!), 2) : null]);
+    } else {
+      rows.push([c.name, c.how, 0, 'ERROR', shortError(failures[c.name] ?? c.error ?? 'not run'), null, null]);
+    }
+  }
+  result.details.push({
+    title: `Copy of a folder of ${n} small files within one filesystem (ms, no fsync${P.fsync ? ': BENCH_WRITE_FSYNC is for the uploads only' : ''})`,
+    columns: ['copier', 'how', 'reps', 'median ms', 'each rep ms / error', '× cp -r', 'server CPU s (median)'],
+    rows,
+  });
+  result.raw.copies_ms = runs;
+  result.raw.copy_server_cpu_s = cpu;
+
+  const a = med.atrium;
+  const b = med.cp;
+  const ratio = a !== undefined && b !== undefined ? a / b : null;
+  result.summary.push({
+    benchmark: `copy of ${n} small files /api/fs/copy vs cp -r`,
+    atrium: a ?? null,
+    peerName: 'cp -r',
+    peer: b ?? null,
+    unit: 'ms',
+    ratio,
+    target: '≤ 1.50× cp -r',
+    met: ratio === null ? null : ratio <= 1.5,
+    error: a === undefined ? `atrium: ${failures.atrium ?? copiers[1]!.error ?? 'not run'}` : b === undefined ? `cp: ${failures.cp ?? copiers[0]!.error ?? 'not run'}` : undefined,
+  });
+  if (rssPeak !== undefined) result.summary.push({ benchmark: `atrium peak RSS during the copies of ${n} files`, atrium: rssPeak / 1e6, unit: 'MB' });
+}
+
+export const writeBench: BenchModule = {
+  area: 'write',
+  title: 'Writing: uploads and copies',
+  budgetMs: (quick) => (quick ? 10 : 30) * 60_000,
+  run,
+};
