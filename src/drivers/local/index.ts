@@ -19,6 +19,7 @@ import {
   type UploadStream,
 } from '../types.js';
 import { Thumbnailer, TYPE_IMAGE, TYPE_VIDEO } from './thumbnail.js';
+import { copyTree } from './copy-tree.js';
 
 const ADDITIONAL: FormItem[] = [
   item('root_folder_path', 'string', { default: '/', required: true, help: 'absolute path of the folder on this machine' }),
@@ -257,7 +258,7 @@ export class LocalDriver implements Driver {
     const from = await this.resolve(src);
     const to = await this.child(dstDir, path.posix.basename(src));
     try {
-      await fs.cp(from, to, { recursive: true, errorOnExist: true, force: false, preserveTimestamps: true, verbatimSymlinks: true });
+      await copyTree(from, to);
     } catch (err) {
       throw fsError(err);
     }
@@ -287,7 +288,7 @@ export class LocalDriver implements Driver {
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'EXDEV') throw fsError(err);
       try {
-        await fs.cp(from, to, { recursive: true, errorOnExist: true, force: false, preserveTimestamps: true, verbatimSymlinks: true });
+        await copyTree(from, to);
         await fs.rm(from, { recursive: true, force: true });
       } catch (e) {
         throw fsError(e);
