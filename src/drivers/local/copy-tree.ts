@@ -1,4 +1,4 @@
-import { constants } from 'node:fs';
+import { constants, copyFile as copyFileCb, stat as statCb, utimes as utimesCb } from 'node:fs';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 
@@ -27,11 +27,17 @@ export async function copyTree(from: string, to: string): Promise<void> {
     pending.add(p);
   };
 
-  const copyFile = async (src: string, dst: string): Promise<void> => {
-    await fs.copyFile(src, dst, constants.COPYFILE_EXCL);
-    const st = await fs.stat(src);
-    await fs.utimes(dst, st.atime, st.mtime);
-  };
+  // The callback API: per call it costs a fraction of fs/promises, which shows over 10 000 files.
+  const copyFile = (src: string, dst: string): Promise<void> =>
+    new Promise((resolve, reject) => {
+      copyFileCb(src, dst, constants.COPYFILE_EXCL, (err) => {
+        if (err) return reject(err);
+        statCb(src, (err2, st) => {
+          if (err2) return reject(err2);
+          utimesCb(dst, st.atime, st.mtime, (err3) => (err3 ? reject(err3) : resolve()));
+        });
+      });
+    });
 
   const walk = async (src: string, dst: string): Promise<void> => {
     const st = await fs.lstat(src);
