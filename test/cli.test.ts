@@ -1,12 +1,9 @@
-import { execFile, spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { promisify } from 'node:util';
 import { afterEach, describe, expect, it } from 'vitest';
+import { atrium, startServerProcess } from './helpers/process.js';
 
-const run = promisify(execFile);
-const BIN = path.resolve('bin/atrium.js');
 const dirs: string[] = [];
 function tmp(): string {
   const d = mkdtempSync(path.join(os.tmpdir(), 'atrium-cli-'));
@@ -17,28 +14,7 @@ afterEach(() => {
   for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
 });
 
-const env = { ...process.env, ATRIUM_LOG_ENABLE: 'false' };
-const atrium = (...args: string[]) => run(process.execPath, [BIN, ...args], { env });
-
-async function startServer(data: string, port: number): Promise<{ out: () => string; stop: () => Promise<number | null> }> {
-  const child = spawn(process.execPath, [BIN, 'server', '--data', data, '--port', String(port)], { env: { ...env, ATRIUM_ADDR: '127.0.0.1' } });
-  let out = '';
-  child.stdout.on('data', (b) => (out += b));
-  child.stderr.on('data', (b) => (out += b));
-  const deadline = Date.now() + 20_000;
-  while (!out.includes('Atrium is listening')) {
-    if (child.exitCode !== null || Date.now() > deadline) throw new Error(`server did not start:\n${out}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  return {
-    out: () => out,
-    stop: () =>
-      new Promise((resolve) => {
-        child.once('exit', (code) => resolve(code));
-        child.kill('SIGTERM');
-      }),
-  };
-}
+const startServer = startServerProcess;
 
 async function login(port: number, password: string) {
   const res = await fetch(`http://127.0.0.1:${port}/api/auth/login`, {

@@ -123,7 +123,8 @@ export function defaultConfig(): Config {
     tasks: {
       download: task(5, 1, true),
       transfer: task(5, 2, true),
-      upload: task(5, 0, false),
+      // Atrium keeps upload tasks too (the original does not), so a restart never loses one.
+      upload: task(5, 0, true),
       copy: task(5, 2, true),
       move: task(5, 2, true),
       decompress: task(5, 2, true),

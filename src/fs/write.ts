@@ -1,3 +1,6 @@
+import { randomBytes } from 'node:crypto';
+import { createReadStream } from 'node:fs';
+import { rm, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { Readable } from 'node:stream';
 import type { User } from '../db/users.js';
@@ -34,8 +37,20 @@ interface Resolved {
 export interface PutOptions {
   /** false: refuse when the file exists (`file exists`); otherwise replace it. */
   overwrite: boolean;
-  asTask: boolean;
   creator?: User;
+}
+
+/** An `upload` task's payload: a body spooled into temp_dir, and where it goes. */
+export interface SpooledUpload {
+  target: string;
+  name: string;
+  /** The spooled body (owned by the task, see TempOwner). */
+  temp: string;
+  overwrite: boolean;
+  /** Milliseconds since the epoch. */
+  modified?: number;
+  mimetype?: string;
+  hashes?: Record<string, string>;
 }
 
 /**
@@ -50,6 +65,7 @@ export class FsWriter {
   ) {
     tasks.registerResumer('copy', (p) => (ctx) => this.copyAcross(p as TransferPayload, ctx));
     tasks.registerResumer('move', (p) => (ctx) => this.moveAcross(p as TransferPayload, ctx));
+    tasks.registerResumer('upload', (p) => (ctx) => this.putSpooled(p as SpooledUpload, ctx));
   }
 
   private resolve(virtualPath: string): Resolved {
@@ -260,39 +276,159 @@ export class FsWriter {
   }
 
   /**
-   * Stores an upload at `virtualPath`. Parents are created; with `asTask` the body has already
-   * been spooled by the caller and the put runs as an `upload` task.
+   * Moves or renames one object to a full target path (WebDAV MOVE, SFTP rename): within a storage
+   * with the driver's rename/move, across storages by copying then deleting the source. An existing
+   * target is replaced only with `overwrite`. The target's folder must exist.
    */
-  async put(virtualPath: string, up: UploadStream, opts: PutOptions): Promise<Task | null> {
-    checkName(up.name);
+  async moveTo(src: string, dst: string, overwrite: boolean): Promise<void> {
+    if (src === dst) return;
+    if (isSubPath(src, dst)) throw new BadRequest('can not move a folder into itself');
+    const dstName = checkName(path.posix.basename(dst));
+    const { s, d, obj } = await this.pathPair(src, dst, overwrite);
+    const srcDir = path.posix.dirname(s.actualPath);
+    const srcName = path.posix.basename(s.actualPath);
+    if (s.storage === d.storage) {
+      if (srcDir === path.posix.dirname(d.actualPath)) {
+        await wrap(this.need(s, 'rename')(s.actualPath, dstName));
+      } else if (srcName === dstName) {
+        await wrap(this.need(s, 'move')(s.actualPath, path.posix.dirname(d.actualPath)));
+      } else {
+        // Drivers move under the same name: rename first to a name nobody uses in either folder.
+        const temp = `.atrium-move-${randomBytes(6).toString('hex')}`;
+        await wrap(this.need(s, 'rename')(s.actualPath, temp));
+        await wrap(this.need(s, 'move')(join(srcDir, temp), path.posix.dirname(d.actualPath)));
+        await wrap(this.need(s, 'rename')(join(path.posix.dirname(d.actualPath), temp), dstName));
+      }
+    } else {
+      await this.copyObject(src, obj, dst);
+      await wrap(this.need(s, 'remove')(s.actualPath));
+    }
+    this.changed(path.posix.dirname(src));
+    this.changed(src, true);
+    this.changed(path.posix.dirname(dst));
+  }
+
+  /**
+   * Copies one object to a full target path (WebDAV COPY): the driver's copy where it can keep the
+   * name, otherwise by reading and putting, folders recursively (`shallow`: the folder alone).
+   */
+  async copyTo(src: string, dst: string, overwrite: boolean, shallow = false): Promise<void> {
+    if (src === dst) throw new Forbidden(`file [${path.posix.basename(dst)}] exists`);
+    if (isSubPath(src, dst)) throw new BadRequest('can not copy a folder into itself');
+    checkName(path.posix.basename(dst));
+    const { obj } = await this.pathPair(src, dst, overwrite);
+    await this.copyObject(src, obj, dst, shallow);
+    this.changed(path.posix.dirname(dst));
+  }
+
+  /** Resolves both ends of a move or copy, and clears the way at the target (`overwrite`). */
+  private async pathPair(src: string, dst: string, overwrite: boolean) {
     await this.fs.storages.ready();
-    const dir = path.posix.dirname(virtualPath);
+    const s = this.resolve(src);
+    const d = this.resolve(dst);
+    if (s.actualPath === '/') throw new Forbidden('the root of a storage can not be moved or copied');
+    const obj = await this.stat(s);
+    if (!obj) throw new ServerError('object not found');
+    const parent = await this.stat(d, path.posix.dirname(d.actualPath));
+    if (!parent?.isDir) throw new ServerError(`destination folder ${path.posix.dirname(dst)} not found`);
+    if (await this.stat(d)) {
+      if (!overwrite) throw new Forbidden(`file [${path.posix.basename(dst)}] exists`);
+      await wrap(this.need(d, 'remove')(d.actualPath));
+      this.changed(dst, true);
+    }
+    return { s, d, obj };
+  }
+
+  private async copyObject(src: string, obj: Obj, dst: string, shallow = false): Promise<void> {
+    const s = this.resolve(src);
+    const d = this.resolve(dst);
+    const dstDir = path.posix.dirname(d.actualPath);
+    const sameName = path.posix.basename(s.actualPath) === path.posix.basename(d.actualPath);
+    if (!shallow && s.storage === d.storage && s.driver.copy && sameName && path.posix.dirname(s.actualPath) !== dstDir) {
+      await wrap(s.driver.copy(s.actualPath, dstDir));
+      return;
+    }
+    if (obj.isDir) {
+      await wrap(this.need(d, 'makeDir')(dstDir, path.posix.basename(d.actualPath)));
+      if (shallow) return;
+      for (const child of (await this.fs.list(src, { refresh: true })).objs) {
+        await this.copyObject(join(src, child.name), child, join(dst, child.name));
+      }
+      this.changed(dst);
+      return;
+    }
+    const stream = await this.openRead(src, obj);
+    await wrap(this.need(d, 'put')(dstDir, { name: path.posix.basename(d.actualPath), size: obj.size, stream, modified: obj.modified }));
+  }
+
+  /** Checks an upload's target: storage accepts uploads, no folder there, a file only with overwrite. */
+  private async putTarget(virtualPath: string, name: string, overwrite: boolean) {
+    checkName(name);
+    await this.fs.storages.ready();
     const r = this.resolve(virtualPath);
     if (r.storage.factory.config.noUpload) throw new ServerError('upload not supported');
     const put = this.need(r, 'put');
     const existing = await this.stat(r);
     if (existing) {
-      if (existing.isDir) throw new Forbidden(`file [${up.name}] exists`);
-      if (!opts.overwrite) throw new Forbidden('file exists');
+      if (existing.isDir) throw new Forbidden(`file [${name}] exists`);
+      if (!overwrite) throw new Forbidden('file exists');
     }
+    return { r, put, dir: path.posix.dirname(virtualPath), actualDir: path.posix.dirname(r.actualPath) };
+  }
+
+  /** Stores an upload at `virtualPath`, creating missing parents. */
+  async put(virtualPath: string, up: UploadStream, opts: PutOptions): Promise<void> {
+    const { put, dir, actualDir } = await this.putTarget(virtualPath, up.name, opts.overwrite);
     await this.mkdir(dir);
-    const actualDir = path.posix.dirname(r.actualPath);
-    if (!opts.asTask) {
-      await wrap(put(actualDir, up));
-      this.changed(dir);
-      return null;
-    }
+    await wrap(put(actualDir, up));
+    this.changed(dir);
+  }
+
+  /**
+   * Queues an `upload` task storing a body the caller spooled into temp_dir. The task owns the
+   * spooled file (deleted once stored, or after the last failed attempt), so a restart resumes it.
+   */
+  async putAsTask(virtualPath: string, spooled: Omit<SpooledUpload, 'target' | 'overwrite'>, opts: PutOptions): Promise<Task> {
+    const { r, actualDir } = await this.putTarget(virtualPath, spooled.name, opts.overwrite);
+    const payload: SpooledUpload = { ...spooled, target: virtualPath, overwrite: opts.overwrite };
     return this.tasks.submit({
       kind: 'upload',
-      name: `upload ${up.name} to [${r.storage.row.mount_path}](${actualDir})`,
+      name: `upload ${spooled.name} to [${r.storage.row.mount_path}](${actualDir})`,
       creator: opts.creator,
       status: 'uploading',
-      run: async (ctx) => {
-        ctx.setTotalBytes(up.size);
-        await wrap(put(actualDir, { ...up, signal: ctx.signal, onProgress: (b) => ctx.setProgress(up.size > 0 ? (b / up.size) * 100 : 0) }));
-        this.changed(dir);
-      },
+      payload,
+      run: (ctx) => this.putSpooled(payload, ctx),
     });
+  }
+
+  private async putSpooled(p: SpooledUpload, ctx: TaskContext): Promise<void> {
+    try {
+      const size = await stat(p.temp).then(
+        (st) => st.size,
+        () => {
+          throw new Error('the uploaded data is no longer in the temp folder; upload the file again');
+        },
+      );
+      ctx.setTotalBytes(size);
+      await this.put(
+        p.target,
+        {
+          name: p.name,
+          size,
+          stream: createReadStream(p.temp),
+          modified: p.modified === undefined ? undefined : new Date(p.modified),
+          mimetype: p.mimetype,
+          hashes: p.hashes,
+          signal: ctx.signal,
+          onProgress: (b) => ctx.setProgress(size > 0 ? (b / size) * 100 : 100),
+        },
+        { overwrite: p.overwrite },
+      );
+    } catch (err) {
+      if (ctx.lastAttempt || ctx.signal.aborted) await rm(p.temp, { force: true });
+      throw err;
+    }
+    await rm(p.temp, { force: true });
   }
 
   private transferTask(kind: 'copy' | 'move', payload: TransferPayload, creator?: User): Task {

@@ -1,4 +1,6 @@
 import { randomBytes } from 'node:crypto';
+import { readdir, rm } from 'node:fs/promises';
+import path from 'node:path';
 import type { Config, TaskKindConfig } from '../config/defaults.js';
 import type { TaskRow, TasksRepo } from '../db/tasks.js';
 import type { User } from '../db/users.js';
@@ -20,6 +22,9 @@ export const STATE = {
 
 export const DONE_STATES: ReadonlySet<number> = new Set([STATE.SUCCEEDED, STATE.CANCELED, STATE.FAILED]);
 
+/** Longest wait between two attempts of a task. */
+const MAX_RETRY_DELAY_MS = 60_000;
+
 /** Route names of task kinds and the config section holding their workers and retries. */
 export const TASK_KINDS = {
   upload: 'upload',
@@ -38,14 +43,29 @@ export interface TaskContext {
   /** 0–100. */
   setProgress(percent: number): void;
   setTotalBytes(bytes: number): void;
+  /** Replaces the task's persisted description (e.g. a download handle worth keeping across a restart). */
+  savePayload(payload: unknown): Promise<void>;
+  /** No retry follows if this attempt fails (the run applies its on-failure cleanup). */
+  lastAttempt: boolean;
 }
 
 export type TaskRun = (ctx: TaskContext) => Promise<void>;
 
+/** Who created a task (a user, or the part of one a persisted task keeps). */
+export type TaskCreator = Pick<User, 'id' | 'username' | 'role'>;
+
+/**
+ * A task whose payload has a string field `temp` owns that path (a file or folder under
+ * temp_dir): it is kept while the task is unfinished, and swept on start once nobody owns it.
+ */
+export interface TempOwner {
+  temp?: string;
+}
+
 export interface TaskSpec {
   kind: TaskKind;
   name: string;
-  creator?: User;
+  creator?: TaskCreator;
   status?: string;
   /** JSON-serialisable description of the work, from which a resumer can rebuild `run`. */
   payload?: unknown;
@@ -63,8 +83,9 @@ export class Task {
   endTime = 0;
   readonly createdAt = Date.now();
   controller = new AbortController();
-  /** Resolves when the task reaches a done state. */
-  readonly done: Promise<void>;
+  retryTimer: NodeJS.Timeout | undefined;
+  /** Resolves when the task reaches a done state (a new promise after each retry). */
+  done!: Promise<void>;
   settle!: () => void;
 
   constructor(
@@ -74,11 +95,16 @@ export class Task {
     readonly creatorId: number,
     readonly creator: string,
     readonly creatorRole: number,
-    readonly payload: unknown,
+    public payload: unknown,
     public run: TaskRun | undefined,
     status = '',
   ) {
     this.status = status;
+    this.arm();
+  }
+
+  /** A new `done` promise, for a task that starts over. */
+  arm(): void {
     this.done = new Promise((resolve) => (this.settle = resolve));
   }
 }
@@ -102,10 +128,16 @@ export function taskJson(t: Task) {
 
 const newId = () => randomBytes(16).toString('base64url').slice(0, 21);
 
+export interface TaskManagerOptions {
+  /** Wait before the first retry; doubled for each further one (at most a minute). */
+  retryBaseMs?: number;
+}
+
 /**
  * In-process task runner: a bounded number of workers per kind (config `tasks`), retries up to
- * `max_retry`, cancellation through an AbortSignal, and every task of a persistent kind written
- * to the database so that a restart resumes it (when its kind has a resumer) or marks it failed.
+ * `max_retry` with a growing wait between attempts, cancellation through an AbortSignal, and
+ * every task of a persistent kind written to the database so that a restart resumes it (when
+ * its kind has a resumer) or marks it failed.
  */
 export class TaskManager {
   private readonly tasks = new Map<string, Task>();
@@ -120,15 +152,21 @@ export class TaskManager {
     private readonly repo: TasksRepo,
     private readonly config: Config['tasks'],
     private readonly log: Logger,
+    private readonly opts: TaskManagerOptions = {},
   ) {}
 
   private kindConfig(kind: TaskKind): TaskKindConfig {
     return this.config[TASK_KINDS[kind]];
   }
 
-  /** How a persisted task of this kind is rebuilt after a restart. */
+  /** How a persisted task of this kind is rebuilt after a restart (or for a retry of a restored task). */
   registerResumer(kind: TaskKind, resume: (payload: unknown) => TaskRun): void {
     this.resumers.set(kind, resume);
+  }
+
+  private rebuild(t: Task): TaskRun | undefined {
+    const resume = this.resumers.get(t.kind);
+    return resume && t.payload !== null && t.payload !== undefined ? resume(t.payload) : undefined;
   }
 
   /** Loads persisted tasks: finished ones for listing, unfinished ones resumed or failed. */
@@ -149,11 +187,16 @@ export class TaskManager {
         t.settle();
         continue;
       }
-      const resume = this.resumers.get(kind);
       if (t.state === STATE.CANCELING) {
         this.finish(t, STATE.CANCELED, 'context canceled');
-      } else if (resume && payload !== null) {
-        t.run = resume(payload);
+        continue;
+      }
+      if (t.state === STATE.FAILING) {
+        this.finish(t, STATE.FAILED, t.error);
+        continue;
+      }
+      t.run = this.rebuild(t);
+      if (t.run) {
         t.state = STATE.PENDING;
         t.status = 'resumed after restart';
         await this.persist(t, true);
@@ -181,24 +224,49 @@ export class TaskManager {
     return [...this.tasks.values()].filter((t) => t.kind === kind);
   }
 
+  /** Stops a task: a running one is aborted (canceling, then canceled), a waiting one canceled at once. */
   cancel(id: string): boolean {
     const t = this.tasks.get(id);
     if (!t || DONE_STATES.has(t.state)) return false;
+    if (t.state === STATE.CANCELING) return true;
     if (t.state === STATE.RUNNING) {
       t.state = STATE.CANCELING;
+      void this.persist(t, true);
       t.controller.abort(new Error('context canceled'));
     } else {
+      clearTimeout(t.retryTimer);
       this.finish(t, STATE.CANCELED, 'context canceled');
     }
     return true;
   }
 
-  /** Removes a finished task from the list (and the database). */
+  /** Runs a failed task (or a canceled one, when `tasks.allow_retry_canceled`) again from a fresh retry count. */
+  retry(id: string): boolean {
+    const t = this.tasks.get(id);
+    if (!t) return false;
+    const retryable = t.state === STATE.FAILED || (t.state === STATE.CANCELED && this.config.allow_retry_canceled);
+    if (!retryable) return false;
+    t.run ??= this.rebuild(t);
+    if (!t.run) return false;
+    t.retryCount = 0;
+    t.controller = new AbortController();
+    t.error = '';
+    t.endTime = 0;
+    t.arm();
+    t.state = STATE.PENDING;
+    void this.persist(t, true);
+    setImmediate(() => this.pump(t.kind));
+    return true;
+  }
+
+  /** Removes a task from the list and the database, canceling it first if it is not done. */
   async remove(id: string): Promise<void> {
     const t = this.tasks.get(id);
     if (!t) return;
     if (!DONE_STATES.has(t.state)) this.cancel(id);
     this.tasks.delete(id);
+    this.lastWrite.delete(id);
+    await this.writes.get(id);
     if (this.kindConfig(t.kind).task_persistant) await this.repo.delete(id);
   }
 
@@ -215,10 +283,11 @@ export class TaskManager {
     this.running.set(t.kind, (this.running.get(t.kind) ?? 0) + 1);
     t.state = STATE.RUNNING;
     t.startTime ||= Date.now();
-    t.error = '';
+    const maxRetry = this.kindConfig(t.kind).max_retry;
     await this.persist(t, true);
     const ctx: TaskContext = {
       signal: t.controller.signal,
+      lastAttempt: t.retryCount >= maxRetry,
       setStatus: (status) => {
         t.status = status;
         void this.persist(t);
@@ -230,6 +299,10 @@ export class TaskManager {
       setTotalBytes: (n) => {
         t.totalBytes = n;
       },
+      savePayload: async (payload) => {
+        t.payload = payload;
+        await this.persist(t, true);
+      },
     };
     try {
       await t.run!(ctx);
@@ -237,26 +310,42 @@ export class TaskManager {
       this.finish(t, STATE.SUCCEEDED, '');
     } catch (err) {
       const message = t.controller.signal.aborted ? 'context canceled' : (err as Error).message || String(err);
-      if (this.stopping) {
+      if (this.stopping && t.state !== STATE.CANCELING) {
         // Interrupted by shutdown, not by a user: left pending so the next start resumes it.
         t.state = STATE.PENDING;
         await this.persist(t, true);
         t.settle();
       } else if (t.controller.signal.aborted) {
         this.finish(t, STATE.CANCELED, message);
-      } else if (t.retryCount < this.kindConfig(t.kind).max_retry) {
-        t.retryCount++;
-        t.state = STATE.PENDING;
+      } else if (t.retryCount < maxRetry) {
+        t.state = STATE.ERRORED;
         t.error = message;
+        t.retryCount++;
         this.log.warn({ task: t.id, err: message, retry: t.retryCount }, 'task failed, retrying');
-        await this.persist(t, true);
+        this.scheduleRetry(t);
       } else {
+        t.state = STATE.FAILING;
+        t.error = message;
         this.finish(t, STATE.FAILED, message);
       }
     } finally {
       this.running.set(t.kind, (this.running.get(t.kind) ?? 1) - 1);
       this.pump(t.kind);
     }
+  }
+
+  /** errored → waiting retry → (after 1×, 2×, 4×… the base wait) pending again. */
+  private scheduleRetry(t: Task): void {
+    t.state = STATE.WAITING_RETRY;
+    void this.persist(t, true);
+    const delay = Math.min((this.opts.retryBaseMs ?? 1000) * 2 ** (t.retryCount - 1), MAX_RETRY_DELAY_MS);
+    t.retryTimer = setTimeout(() => {
+      t.retryTimer = undefined;
+      if (t.state !== STATE.WAITING_RETRY || this.tasks.get(t.id) !== t) return;
+      t.state = STATE.PENDING;
+      this.pump(t.kind);
+    }, delay);
+    t.retryTimer.unref();
   }
 
   private finish(t: Task, state: number, error: string): void {
@@ -293,19 +382,53 @@ export class TaskManager {
       updated_at: now,
     };
     const previous = this.writes.get(t.id) ?? Promise.resolve();
-    const write = previous.then(() =>
-      this.repo.upsert(row).catch((err) => this.log.error({ err, task: t.id }, 'persisting task failed')),
-    );
+    const write = previous.then(async () => {
+      // A task removed meanwhile must not be written back.
+      if (this.tasks.get(t.id) !== t) return;
+      await this.repo.upsert(row).catch((err) => this.log.error({ err, task: t.id }, 'persisting task failed'));
+    });
     this.writes.set(t.id, write);
     await write;
     if (this.writes.get(t.id) === write) this.writes.delete(t.id);
   }
 
+  /** Paths under temp_dir that unfinished tasks still need. */
+  ownedTemp(): Set<string> {
+    const owned = new Set<string>();
+    for (const t of this.tasks.values()) {
+      const temp = (t.payload as TempOwner | null)?.temp;
+      if (typeof temp === 'string' && !DONE_STATES.has(t.state)) owned.add(temp);
+    }
+    return owned;
+  }
+
+  /**
+   * Deletes what lies in the given folders of temp_dir and no unfinished task owns: left by a
+   * crash, or kept (delete_never) until this start, as the original wipes its temp dir.
+   */
+  async sweepTemp(folders: string[]): Promise<void> {
+    const owned = this.ownedTemp();
+    for (const folder of folders) {
+      let entries: string[];
+      try {
+        entries = await readdir(folder);
+      } catch {
+        continue;
+      }
+      for (const e of entries) {
+        const p = path.join(folder, e);
+        if (!owned.has(p)) await rm(p, { recursive: true, force: true }).catch((err) => this.log.warn({ err, path: p }, 'temp sweep failed'));
+      }
+    }
+  }
+
   /** Interrupts running tasks (they stay pending, to resume on the next start) and waits. */
   async stop(): Promise<void> {
     this.stopping = true;
-    const live = [...this.tasks.values()].filter((t) => t.state === STATE.RUNNING);
+    for (const t of this.tasks.values()) clearTimeout(t.retryTimer);
+    const live = [...this.tasks.values()].filter((t) => t.state === STATE.RUNNING || t.state === STATE.CANCELING);
     for (const t of live) t.controller.abort(new Error('server is stopping'));
     await Promise.allSettled(live.map((t) => t.done));
+    await Promise.allSettled([...this.writes.values()]);
   }
 }

@@ -4,7 +4,7 @@ import path from 'node:path';
 import type { FastifyInstance, InjectOptions } from 'fastify';
 import type { Response as InjectResponse } from 'light-my-request';
 import { loadConfig } from '../../src/config/load.js';
-import { bootstrap, type Core, openCore } from '../../src/core.js';
+import { bootstrap, type Core, type OpenOptions, openCore } from '../../src/core.js';
 import { dropAll } from '../../src/db/migrations.js';
 import { buildApp } from '../../src/server/app.js';
 import type { Backend } from './backends.js';
@@ -33,6 +33,8 @@ export interface TestServerOptions {
   /** Reuse a data folder (restart tests). */
   dataDir?: string;
   prefix?: string;
+  /** Service options (task retry waits, tool poll interval) for faster tests. */
+  core?: Pick<OpenOptions, 'offline' | 'tasks'>;
 }
 
 export async function startServer(backend: Backend, opts: TestServerOptions = {}): Promise<TestServer> {
@@ -47,7 +49,7 @@ export async function startServer(backend: Backend, opts: TestServerOptions = {}
     writeFileSync(path.join(dataDir, 'config.json'), JSON.stringify(config));
   }
   const loaded = loadConfig(dataDir, {});
-  const core = openCore(loaded, { log: pino({ level: process.env.ATRIUM_TEST_LOG ?? 'silent' }) });
+  const core = openCore(loaded, { ...opts.core, log: pino({ level: process.env.ATRIUM_TEST_LOG ?? 'silent' }) });
   await bootstrap(core, { adminPassword: ADMIN_PASSWORD });
   const app = await buildApp(core);
 
@@ -79,7 +81,7 @@ export async function startServer(backend: Backend, opts: TestServerOptions = {}
     },
     async restart() {
       await server.stop();
-      return startServer(backend, { dataDir, prefix });
+      return startServer(backend, { dataDir, prefix, core: opts.core });
     },
     async destroy() {
       await app.close();

@@ -9,7 +9,7 @@ import type { Core } from '../../core.js';
 import { writeUploadTo } from '../../drivers/write-file.js';
 import type { UploadStream } from '../../drivers/types.js';
 import { BadRequest, ServerError } from '../../errors.js';
-import { taskJson } from '../../tasks/manager.js';
+import { STATE, taskJson } from '../../tasks/manager.js';
 import { joinBasePath } from '../../util/paths.js';
 import { ok } from '../envelope.js';
 import { authenticate } from '../route.js';
@@ -76,18 +76,21 @@ export async function fsUploadRoutes(app: FastifyInstance, core: Core): Promise<
       const { stream, size, mimetype } = await body();
       const up: UploadStream = { name, size, stream, modified: h.modified, mimetype, hashes: h.hashes };
       if (!h.asTask) {
-        await core.writer.put(target, up, { overwrite: h.overwrite, asTask: false, creator: user });
+        await core.writer.put(target, up, { overwrite: h.overwrite, creator: user });
         return reply.send(ok(null));
       }
       const spooled = await spool(core, up);
       const task = await core.writer
-        .put(target, { ...up, stream: createReadStream(spooled.file), size: spooled.size }, { overwrite: h.overwrite, asTask: true, creator: user })
+        .putAsTask(target, { name, temp: spooled.file, modified: h.modified?.getTime(), mimetype, hashes: h.hashes }, { overwrite: h.overwrite, creator: user })
         .catch(async (err) => {
           await rm(spooled.file, { force: true });
           throw err;
         });
-      void task!.done.finally(() => rm(spooled.file, { force: true }));
-      return reply.send(ok({ task: taskJson(task!) }));
+      // A task canceled before it ran never reaches its own cleanup.
+      void task.done.then(async () => {
+        if (task.state === STATE.CANCELED) await rm(spooled.file, { force: true });
+      });
+      return reply.send(ok({ task: taskJson(task) }));
     };
 
     scope.put('/api/fs/put', (req, reply) =>
@@ -111,9 +114,12 @@ export async function fsUploadRoutes(app: FastifyInstance, core: Core): Promise<
   });
 }
 
+/** Folder of temp_dir where As-Task uploads wait for their task. */
+export const UPLOAD_SPOOL = 'uploads';
+
 /** Receives the whole body into temp_dir (checked against the declared size and hashes). */
 async function spool(core: Core, up: UploadStream): Promise<{ file: string; size: number }> {
-  const dir = path.join(core.config.temp_dir, 'uploads');
+  const dir = path.join(core.config.temp_dir, UPLOAD_SPOOL);
   await mkdir(dir, { recursive: true });
   const file = path.join(dir, randomBytes(12).toString('hex'));
   try {

@@ -1,0 +1,147 @@
+import type { FastifyInstance } from 'fastify';
+import { z } from 'zod';
+import type { Principal } from '../../auth/accounts.js';
+import { isAdmin, isGuest } from '../../auth/permissions.js';
+import type { Core } from '../../core.js';
+import { Forbidden, NotFound } from '../../errors.js';
+import { DONE_STATES, STATE, type Task, TASK_KINDS, type TaskKind, taskJson } from '../../tasks/manager.js';
+import { type AuthLevel, apiRoute } from '../route.js';
+
+export const MSG_TASK_NOT_FOUND = 'task not found';
+export const MSG_GUEST = 'You are a guest';
+
+const tidQuery = z.object({ tid: z.string({ error: 'tid is required' }).min(1, 'tid is required') });
+const tidList = z.array(z.string());
+
+/**
+ * Task verbs of wire-api.md §12.4 for every kind, under both path families: `/api/admin/task/<kind>`
+ * (admins, all tasks) and `/api/task/<kind>` (any signed-in user but the guest; non-admins see
+ * and act on the tasks they created, and others' tasks are "not found" to them).
+ */
+export function taskRoutes(app: FastifyInstance, core: Core): void {
+  for (const kind of Object.keys(TASK_KINDS) as TaskKind[]) {
+    kindRoutes(app, core, `/api/admin/task/${kind}`, 'admin', kind);
+    kindRoutes(app, core, `/api/task/${kind}`, 'user', kind);
+  }
+}
+
+function kindRoutes(app: FastifyInstance, core: Core, base: string, auth: AuthLevel, kind: TaskKind): void {
+  const { tasks } = core;
+
+  const visible = (p: Principal): Task[] => {
+    if (isGuest(p.user)) throw new Forbidden(MSG_GUEST);
+    const all = tasks.list(kind);
+    return isAdmin(p.user) ? all : all.filter((t) => t.creatorId === p.user.id);
+  };
+  const find = (p: Principal, tid: string): Task | undefined => visible(p).find((t) => t.id === tid);
+  const mustFind = (p: Principal, tid: string): Task => {
+    const t = find(p, tid);
+    if (!t) throw new NotFound(MSG_TASK_NOT_FOUND);
+    return t;
+  };
+
+  apiRoute(app, core, {
+    method: 'GET',
+    url: `${base}/undone`,
+    auth,
+    handler: ({ principal }) => visible(principal).filter((t) => !DONE_STATES.has(t.state)).map(taskJson),
+  });
+  apiRoute(app, core, {
+    method: 'GET',
+    url: `${base}/done`,
+    auth,
+    handler: ({ principal }) => visible(principal).filter((t) => DONE_STATES.has(t.state)).map(taskJson),
+  });
+  apiRoute(app, core, {
+    method: 'POST',
+    url: `${base}/info`,
+    auth,
+    input: tidQuery,
+    from: 'query',
+    handler: ({ principal, input }) => taskJson(mustFind(principal, input.tid)),
+  });
+
+  // As AList, cancel/delete/retry of an id the caller can't see succeed without doing anything.
+  apiRoute(app, core, {
+    method: 'POST',
+    url: `${base}/cancel`,
+    auth,
+    input: tidQuery,
+    from: 'query',
+    handler: ({ principal, input }) => {
+      if (find(principal, input.tid)) tasks.cancel(input.tid);
+      return null;
+    },
+  });
+  apiRoute(app, core, {
+    method: 'POST',
+    url: `${base}/delete`,
+    auth,
+    input: tidQuery,
+    from: 'query',
+    handler: async ({ principal, input }) => {
+      if (find(principal, input.tid)) await tasks.remove(input.tid);
+      return null;
+    },
+  });
+  apiRoute(app, core, {
+    method: 'POST',
+    url: `${base}/retry`,
+    auth,
+    input: tidQuery,
+    from: 'query',
+    handler: ({ principal, input }) => {
+      if (find(principal, input.tid)) tasks.retry(input.tid);
+      return null;
+    },
+  });
+
+  apiRoute(app, core, {
+    method: 'POST',
+    url: `${base}/clear_done`,
+    auth,
+    handler: async ({ principal }) => {
+      for (const t of visible(principal)) if (DONE_STATES.has(t.state)) await tasks.remove(t.id);
+      return null;
+    },
+  });
+  apiRoute(app, core, {
+    method: 'POST',
+    url: `${base}/clear_succeeded`,
+    auth,
+    handler: async ({ principal }) => {
+      for (const t of visible(principal)) if (t.state === STATE.SUCCEEDED) await tasks.remove(t.id);
+      return null;
+    },
+  });
+  apiRoute(app, core, {
+    method: 'POST',
+    url: `${base}/retry_failed`,
+    auth,
+    handler: ({ principal }) => {
+      for (const t of visible(principal)) if (t.state === STATE.FAILED) tasks.retry(t.id);
+      return null;
+    },
+  });
+
+  // Batch forms (OpenList): a JSON array of ids; the answer maps each id that failed to why.
+  const some = (verb: string, act: (t: Task) => Promise<unknown> | unknown) =>
+    apiRoute(app, core, {
+      method: 'POST',
+      url: `${base}/${verb}_some`,
+      auth,
+      input: tidList,
+      handler: async ({ principal, input }) => {
+        const errors: Record<string, string> = {};
+        for (const tid of input) {
+          const t = find(principal, tid);
+          if (!t) errors[tid] = MSG_TASK_NOT_FOUND;
+          else await act(t);
+        }
+        return errors;
+      },
+    });
+  some('cancel', (t) => tasks.cancel(t.id));
+  some('delete', (t) => tasks.remove(t.id));
+  some('retry', (t) => tasks.retry(t.id));
+}
