@@ -23,7 +23,9 @@ import { FileTypes, NameMapping } from './fs/objects.js';
 import { Signer } from './fs/sign.js';
 import { Storages } from './fs/storages.js';
 import { FsWriter } from './fs/write.js';
-import { TaskManager } from './tasks/manager.js';
+import { type OfflineOptions, OfflineDownloads } from './offline/service.js';
+import { createOfflineTools } from './offline/tools.js';
+import { TaskManager, type TaskManagerOptions } from './tasks/manager.js';
 import { Settings } from './settings/service.js';
 
 export interface Repos {
@@ -52,6 +54,7 @@ export interface Core {
   fs: Fs;
   writer: FsWriter;
   tasks: TaskManager;
+  offline: OfflineDownloads;
   signer: Signer;
   fileTypes: FileTypes;
   names: NameMapping;
@@ -62,6 +65,8 @@ export interface OpenOptions {
   log?: Logger;
   /** Don't log to stdout (CLI commands other than `server`). */
   quiet?: boolean;
+  offline?: OfflineOptions;
+  tasks?: TaskManagerOptions;
 }
 
 export function openCore(loaded: LoadedConfig, opts: OpenOptions = {}): Core {
@@ -86,8 +91,9 @@ export function openCore(loaded: LoadedConfig, opts: OpenOptions = {}): Core {
   const fs = new Fs(storages, new ListingCache());
   storages.onChange = (id) => fs.dropStorageCache(id);
   const metas = new Metas(repos.metas);
-  const tasks = new TaskManager(repos.tasks, config.tasks, log);
+  const tasks = new TaskManager(repos.tasks, config.tasks, log, opts.tasks);
   const writer = new FsWriter(fs, tasks);
+  const offline = new OfflineDownloads(tasks, fs, writer, settings, createOfflineTools(opts.offline), config.temp_dir, log, opts.offline);
   return {
     dataDir,
     config,
@@ -103,6 +109,7 @@ export function openCore(loaded: LoadedConfig, opts: OpenOptions = {}): Core {
     fs,
     writer,
     tasks,
+    offline,
     signer: new Signer(settings),
     fileTypes,
     names: new NameMapping(settings),

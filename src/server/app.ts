@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import path from 'node:path';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from 'fastify';
 import type { Core } from '../core.js';
 import { NotFound } from '../errors.js';
@@ -10,11 +11,13 @@ import { adminStorageRoutes } from './routes/admin-storages.js';
 import { adminUserRoutes } from './routes/admin-users.js';
 import { authRoutes } from './routes/auth.js';
 import { fsReadRoutes } from './routes/fs-read.js';
-import { fsUploadRoutes } from './routes/fs-upload.js';
+import { fsUploadRoutes, UPLOAD_SPOOL } from './routes/fs-upload.js';
 import { fsWriteRoutes } from './routes/fs-write.js';
+import { offlineRoutes } from './routes/offline.js';
 import { publicRoutes } from './routes/public.js';
 import { rawRoutes } from './routes/raw.js';
 import { sshKeyRoutes } from './routes/ssh-keys.js';
+import { taskRoutes } from './routes/tasks.js';
 
 /** Body limit for JSON and form bodies; uploads stream and are not bound by it. */
 export const JSON_BODY_LIMIT = 1024 * 1024;
@@ -77,12 +80,15 @@ export async function buildApp(core: Core, opts: AppOptions = {}): Promise<Fasti
   fsWriteRoutes(app, core);
   await fsUploadRoutes(app, core);
   rawRoutes(app, core);
+  taskRoutes(app, core);
+  offlineRoutes(app, core);
 
   // Storages mount in the background; requests that need them wait (a failing one keeps its
   // error as status and never stops the server).
   void core.storages
     .loadAll()
     .then(() => core.tasks.restore())
+    .then(() => core.tasks.sweepTemp([path.join(core.config.temp_dir, UPLOAD_SPOOL), ...core.offline.tempFolders()]))
     .catch((err) => core.log.error({ err }, 'loading storages or tasks failed'));
   const sweep = setInterval(() => {
     core.repos.sessions.deleteExpired(Date.now()).catch((err) => core.log.warn({ err }, 'session cleanup failed'));

@@ -169,5 +169,8 @@ export function builtinSettings(): SettingDefault[] {
     s('qbittorrent_url', 'http://admin:adminadmin@localhost:8080/', 'string', OFFLINE_DOWNLOAD, PR),
     s('transmission_seedtime', '0', 'number', OFFLINE_DOWNLOAD, PR),
     s('transmission_uri', 'http://localhost:9091/transmission/rpc', 'string', OFFLINE_DOWNLOAD, PR),
+    // Atrium's own: the SSRF guard's switch and a size cap (MiB, 0 = none) for every tool
+    s('offline_download_allow_private', 'false', 'bool', OFFLINE_DOWNLOAD, PR),
+    s('offline_download_max_size', '0', 'number', OFFLINE_DOWNLOAD, PR),
   ];
 }

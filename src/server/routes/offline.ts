@@ -1,0 +1,76 @@
+import type { FastifyInstance } from 'fastify';
+import { z } from 'zod';
+import { can, PERM } from '../../auth/permissions.js';
+import type { Core } from '../../core.js';
+import { Forbidden } from '../../errors.js';
+import { MSG_DENIED } from '../../auth/access.js';
+import { taskJson } from '../../tasks/manager.js';
+import { joinBasePath } from '../../util/paths.js';
+import { ANY, apiRoute } from '../route.js';
+
+const str = (field: string) => z.string({ error: `${field} is required` });
+const text = z.union([z.string(), z.number()]).transform(String);
+
+/** Offline downloads (wire-api.md §13): adding them, the tool list, and the tools' settings. */
+export function offlineRoutes(app: FastifyInstance, core: Core): void {
+  apiRoute(app, core, {
+    method: 'POST',
+    url: '/api/fs/add_offline_download',
+    auth: 'user',
+    input: z.object({
+      urls: z.array(z.string(), { error: 'urls is required' }),
+      path: str('path'),
+      tool: str('tool'),
+      delete_policy: z.string().default(''),
+    }),
+    handler: async ({ input, principal }) => {
+      const user = principal.user;
+      if (!can(user, PERM.OFFLINE_DOWNLOAD)) throw new Forbidden(MSG_DENIED);
+      const dstDir = joinBasePath(user.basePath, input.path);
+      core.access.requireWrite(user, dstDir, dstDir);
+      const tasks = await core.offline.add({ urls: input.urls, dstDir, tool: input.tool, deletePolicy: input.delete_policy, creator: user });
+      return { tasks: tasks.map(taskJson) };
+    },
+  });
+
+  apiRoute(app, core, {
+    method: ANY,
+    url: '/api/public/offline_download_tools',
+    auth: 'none',
+    handler: () => core.offline.toolNames(),
+  });
+
+  /** Saves a tool's settings, then connects to it with them. */
+  const configure = async (tool: string, values: Record<string, string>): Promise<string> => {
+    await core.settings.saveMany(Object.entries(values).map(([key, value]) => ({ key, value })));
+    return core.offline.initTool(tool);
+  };
+
+  apiRoute(app, core, {
+    method: 'POST',
+    url: '/api/admin/setting/set_aria2',
+    auth: 'admin',
+    input: z.object({ uri: str('uri'), secret: z.string().default('') }),
+    handler: ({ input }) => configure('aria2', { aria2_uri: input.uri, aria2_secret: input.secret }),
+  });
+  apiRoute(app, core, {
+    method: 'POST',
+    url: '/api/admin/setting/set_qbit',
+    auth: 'admin',
+    input: z.object({ url: str('url'), seedtime: text.default('0') }),
+    handler: async ({ input }) => {
+      await configure('qBittorrent', { qbittorrent_url: input.url, qbittorrent_seedtime: input.seedtime });
+      return 'ok';
+    },
+  });
+  apiRoute(app, core, {
+    method: 'POST',
+    url: '/api/admin/setting/set_transmission',
+    auth: 'admin',
+    input: z.object({ uri: str('uri'), seedtime: text.default('0') }),
+    handler: async ({ input }) => {
+      await configure('Transmission', { transmission_uri: input.uri, transmission_seedtime: input.seedtime });
+      return 'ok';
+    },
+  });
+}
