@@ -18,6 +18,7 @@ import { publicRoutes } from './routes/public.js';
 import { rawRoutes } from './routes/raw.js';
 import { sshKeyRoutes } from './routes/ssh-keys.js';
 import { taskRoutes } from './routes/tasks.js';
+import { webdavRoutes } from '../protocols/webdav/server.js';
 
 /** Body limit for JSON and form bodies; uploads stream and are not bound by it. */
 export const JSON_BODY_LIMIT = 1024 * 1024;
@@ -82,6 +83,7 @@ export async function buildApp(core: Core, opts: AppOptions = {}): Promise<Fasti
   rawRoutes(app, core);
   taskRoutes(app, core);
   offlineRoutes(app, core);
+  webdavRoutes(app, core);
 
   // Storages mount in the background; requests that need them wait (a failing one keeps its
   // error as status and never stops the server).

@@ -70,7 +70,8 @@ export function rawRoutes(app: FastifyInstance, core: Core): void {
 }
 
 
-async function proxy(core: Core, req: FastifyRequest, reply: FastifyReply, link: Link, name: string, hash: Record<string, string> | undefined, storage: Mounted) {
+/** Streams a driver's link to the client: a local file with ranges and validators, or a URL proxied. */
+export async function proxy(core: Core, req: FastifyRequest, reply: FastifyReply, link: Link, name: string, hash: Record<string, string> | undefined, storage: Mounted, etag?: string) {
   if (link.file) {
     const file = link.file;
     const strongest = hash?.sha256 ?? hash?.sha1 ?? hash?.md5;
@@ -78,7 +79,7 @@ async function proxy(core: Core, req: FastifyRequest, reply: FastifyReply, link:
       name,
       size: file.size,
       modified: file.modified,
-      etag: strongest ? `"${strongest}"` : undefined,
+      etag: etag ?? (strongest ? `"${strongest}"` : undefined),
       contentType: link.contentType,
       open: (start, end) => file.open(start, end),
     });

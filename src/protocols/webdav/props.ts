@@ -1,0 +1,136 @@
+import path from 'node:path';
+import mime from 'mime-types';
+import type { Obj } from '../../drivers/types.js';
+import type { Lock } from './locks.js';
+import { DAV, escapeXml, propElement, propKey, splitKey } from './xml.js';
+
+const OWNCLOUD = 'http://owncloud.org/ns';
+
+/** `"<mtime in ns, hex><size, hex>"`, the original's default ETag. */
+export function davEtag(obj: Obj): string {
+  const ns = BigInt(obj.modified.getTime()) * 1_000_000n;
+  return `"${ns.toString(16)}${obj.size.toString(16)}"`;
+}
+
+const rfc3339 = (d: Date) => d.toISOString().replace(/\.\d{3}Z$/, 'Z');
+
+export function lockXml(l: Lock, href: string): string {
+  const timeout = l.timeout > 0 ? `Second-${Math.max(0, Math.round((l.expires - Date.now()) / 1000))}` : 'Infinite';
+  return (
+    `<D:activelock><D:locktype><D:write/></D:locktype><D:lockscope><D:${l.scope}/></D:lockscope>` +
+    `<D:depth>${l.depth === '0' ? '0' : 'infinity'}</D:depth>${l.owner}<D:timeout>${timeout}</D:timeout>` +
+    `<D:locktoken><D:href>${escapeXml(l.token)}</D:href></D:locktoken><D:lockroot><D:href>${escapeXml(href)}</D:href></D:lockroot></D:activelock>`
+  );
+}
+
+const SUPPORTED_LOCK =
+  '<D:lockentry><D:lockscope><D:exclusive/></D:lockscope><D:locktype><D:write/></D:locktype></D:lockentry>' +
+  '<D:lockentry><D:lockscope><D:shared/></D:lockscope><D:locktype><D:write/></D:locktype></D:lockentry>';
+
+/** The properties the server computes; clients can't set them (PROPPATCH answers 403). */
+export const LIVE_PROPS = new Set(
+  ['resourcetype', 'displayname', 'getcontentlength', 'getlastmodified', 'creationdate', 'getcontenttype', 'getetag', 'lockdiscovery', 'supportedlock'].map((n) => propKey(DAV, n)),
+);
+
+export interface Resource {
+  obj: Obj;
+  href: string;
+  locks: Lock[];
+  /** Dead properties: key → serialized element. */
+  dead: Map<string, string>;
+}
+
+/** A live property's inner XML, or undefined when the resource has no such property. */
+function liveValue(key: string, r: Resource): string | undefined {
+  const { obj } = r;
+  switch (key) {
+    case propKey(DAV, 'resourcetype'):
+      return obj.isDir ? '<D:collection/>' : '';
+    case propKey(DAV, 'displayname'):
+      return escapeXml(obj.name);
+    case propKey(DAV, 'getcontentlength'):
+      return obj.isDir ? undefined : String(obj.size);
+    case propKey(DAV, 'getlastmodified'):
+      return obj.modified.toUTCString();
+    case propKey(DAV, 'creationdate'):
+      return rfc3339(obj.created ?? obj.modified);
+    case propKey(DAV, 'getcontenttype'):
+      return obj.isDir ? undefined : escapeXml(mime.lookup(path.posix.extname(obj.name)) || 'application/octet-stream');
+    case propKey(DAV, 'getetag'):
+      return obj.isDir ? undefined : escapeXml(davEtag(obj));
+    case propKey(DAV, 'lockdiscovery'):
+      return r.locks.map((l) => lockXml(l, r.href)).join('');
+    case propKey(DAV, 'supportedlock'):
+      return SUPPORTED_LOCK;
+    case propKey(OWNCLOUD, 'checksums'): {
+      const md5 = obj.hash?.md5;
+      return md5 ? `<X:checksum>MD5:${escapeXml(md5)}</X:checksum>` : undefined;
+    }
+    default:
+      return undefined;
+  }
+}
+
+export type PropRequest = { kind: 'allprop'; include: string[] } | { kind: 'propname' } | { kind: 'prop'; keys: string[] };
+
+/** One `<D:response>` of a PROPFIND multistatus. */
+export function propfindResponse(r: Resource, req: PropRequest): string {
+  const found: string[] = [];
+  const missing: string[] = [];
+  const keys =
+    req.kind === 'prop'
+      ? req.keys
+      : [...LIVE_PROPS, propKey(OWNCLOUD, 'checksums'), ...r.dead.keys(), ...(req.kind === 'allprop' ? req.include : [])];
+  for (const key of new Set(keys)) {
+    const dead = r.dead.get(key);
+    const live = dead === undefined ? liveValue(key, r) : undefined;
+    const { ns, name } = splitKey(key);
+    if (dead === undefined && live === undefined) {
+      if (req.kind === 'prop') missing.push(propElement(ns, name));
+      continue;
+    }
+    if (req.kind === 'propname') found.push(propElement(ns, name));
+    else if (dead !== undefined) found.push(dead);
+    else found.push(propElement(ns, name, live));
+  }
+  let out = `<D:response><D:href>${escapeXml(r.href)}</D:href>`;
+  if (found.length > 0) out += `<D:propstat><D:prop>${found.join('')}</D:prop><D:status>HTTP/1.1 200 OK</D:status></D:propstat>`;
+  if (missing.length > 0) out += `<D:propstat><D:prop>${missing.join('')}</D:prop><D:status>HTTP/1.1 404 Not Found</D:status></D:propstat>`;
+  return `${out}</D:response>`;
+}
+
+export const multistatus = (responses: string) => `<?xml version="1.0" encoding="UTF-8"?>\n<D:multistatus xmlns:D="DAV:">${responses}</D:multistatus>`;
+
+/**
+ * Dead properties set with PROPPATCH, by virtual path. Kept in memory like the original's locks:
+ * enough for clients that store metadata for a session (Windows' Win32 times, Finder tags).
+ */
+export class DeadProps {
+  private readonly byPath = new Map<string, Map<string, string>>();
+
+  of(p: string): Map<string, string> {
+    return this.byPath.get(p) ?? new Map();
+  }
+
+  set(p: string, props: Map<string, string>): void {
+    if (props.size === 0) this.byPath.delete(p);
+    else this.byPath.set(p, props);
+  }
+
+  private below(p: string): string[] {
+    const prefix = p === '/' ? '/' : `${p}/`;
+    return [...this.byPath.keys()].filter((k) => k === p || k.startsWith(prefix));
+  }
+
+  remove(p: string): void {
+    for (const k of this.below(p)) this.byPath.delete(k);
+  }
+
+  copy(from: string, to: string, move: boolean): void {
+    this.remove(to);
+    for (const k of this.below(from)) {
+      this.byPath.set(to + k.slice(from.length), new Map(this.byPath.get(k)));
+      if (move) this.byPath.delete(k);
+    }
+  }
+}
