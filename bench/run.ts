@@ -19,6 +19,7 @@ import { setMaxListeners } from 'node:events';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { readBench } from './read.js';
+import { soakBench } from './soak.js';
 import { writeBench } from './write.js';
 import { cleanupAll, installCleanup, interruption, wasInterrupted } from './lib/proc.js';
 import { markdownTable, renderDetail, SUMMARY_COLUMNS, summaryRows, writeResult } from './lib/report.js';
@@ -26,7 +27,7 @@ import { buildAtrium } from './lib/servers.js';
 import type { AreaResult, BenchContext, BenchModule } from './lib/types.js';
 
 /** Every area, in run order. Add a module here to add an area. */
-const MODULES: BenchModule[] = [readBench, writeBench];
+const MODULES: BenchModule[] = [readBench, writeBench, soakBench];
 
 const benchDir = path.dirname(fileURLToPath(import.meta.url));
 const repoRoot = path.resolve(benchDir, '..');
@@ -47,7 +48,7 @@ async function main(): Promise<number> {
     console.error(`unknown area(s): ${unknown.join(', ')}\n${usage()}`);
     return 2;
   }
-  const selected = args.length ? MODULES.filter((m) => args.includes(m.area)) : MODULES;
+  const selected = args.length ? MODULES.filter((m) => args.includes(m.area)) : MODULES.filter((m) => !m.onlyWhenNamed);
   const quick = process.env.BENCH_QUICK === '1' || process.env.BENCH_QUICK === 'true';
   const log = (msg: string) => console.error(`[bench ${new Date().toISOString().slice(11, 19)}] ${msg}`);
 

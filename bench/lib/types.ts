@@ -63,5 +63,7 @@ export interface BenchModule {
   title: string;
   /** Time budget of the whole area in ms (full / quick). */
   budgetMs(quick: boolean): number;
+  /** Run only when named (`npm run bench -- soak`), not as part of a plain `npm run bench`. */
+  onlyWhenNamed?: boolean;
   run(ctx: BenchContext, result: AreaResult): Promise<void>;
 }

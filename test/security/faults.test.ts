@@ -70,7 +70,7 @@ describe('kill -9 during writes', () => {
     for (const [mount, dir] of [
       ['/a', 'a'],
       ['/b', 'b'],
-    ]) {
+    ] as const) {
       const r = await api('POST', '/api/admin/storage/create', { mount_path: mount, driver: 'Local', addition: JSON.stringify({ root_folder_path: path.join(box, dir) }) });
       expect(r.code, r.message).toBe(200);
     }
