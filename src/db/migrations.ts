@@ -1,5 +1,6 @@
 import { type CreateTableBuilder, type Kysely, sql } from 'kysely';
 import type { DbHandle } from './index.js';
+import { createDeleteTrigger } from './search-nodes.js';
 
 type AnyDb = Kysely<any>;
 
@@ -158,7 +159,58 @@ export const MIGRATIONS: Migration[] = [
       await ctx.db.schema.alterTable('users').addColumn('otp_last_step', 'bigint', (c) => c.notNull().defaultTo(0)).execute();
     },
   },
+  {
+    version: 3,
+    name: 'search index: search_nodes with a substring index per engine, search_state',
+    up: (ctx) => createSearchTables(ctx),
+  },
 ];
+
+/**
+ * The search index. Paths compare byte-wise on every engine (COLLATE "C" on PostgreSQL, the
+ * binary collation on MySQL) so a subtree is the index range `parent >= 'P/' AND parent < 'P0'`.
+ * Name matching is a case-insensitive substring test, accelerated by a trigram index where the
+ * engine has one: an FTS5 `trigram` table kept in step by triggers on SQLite, `pg_trgm` GIN on
+ * PostgreSQL (when the extension can be created). MySQL/MariaDB scan (MariaDB has no n-gram parser).
+ */
+async function createSearchTables(ctx: MigrationContext): Promise<void> {
+  const name = (n: string) => sql.raw(`${ctx.prefix}${n}`);
+  const pathType = ctx.type === 'mysql' ? sql.raw('varchar(4096)') : ctx.type === 'postgres' ? sql.raw('text collate "C"') : sql.raw('text');
+  const nameType = ctx.type === 'mysql' ? sql.raw('varchar(1024)') : ctx.type === 'postgres' ? sql.raw('text collate "C"') : sql.raw('text');
+  await table(ctx, 'search_nodes', true)
+    .addColumn('parent', pathType, (c) => c.notNull())
+    .addColumn('name', nameType, (c) => c.notNull())
+    .addColumn('is_dir', 'integer', (c) => c.notNull().defaultTo(0))
+    .addColumn('size', 'bigint', (c) => c.notNull().defaultTo(0))
+    .addColumn('modified', 'bigint', (c) => c.notNull().defaultTo(0))
+    .execute();
+  if (ctx.type === 'mysql') {
+    await sql`create index ${name('search_nodes_parent')} on ${name('search_nodes')} (parent(700), name(64))`.execute(ctx.db);
+    await sql`create index ${name('search_nodes_name')} on ${name('search_nodes')} (name(191))`.execute(ctx.db);
+  } else {
+    await index(ctx, 'search_nodes', 'search_nodes_parent', ['parent', 'name']);
+    await index(ctx, 'search_nodes', 'search_nodes_name', ['name']);
+  }
+  if (ctx.type === 'sqlite3') {
+    const [nodes, fts] = [name('search_nodes'), name('search_fts')];
+    await sql`create virtual table if not exists ${fts} using fts5(name, content=${sql.lit(`${ctx.prefix}search_nodes`)}, content_rowid='id', tokenize='trigram', detail='none')`.execute(ctx.db);
+    await sql`create trigger if not exists ${name('search_nodes_ai')} after insert on ${nodes} begin insert into ${fts}(rowid, name) values (new.id, new.name); end`.execute(ctx.db);
+    await createDeleteTrigger(ctx.db, ctx.prefix);
+    await sql`create trigger if not exists ${name('search_nodes_au')} after update of name on ${nodes} begin insert into ${fts}(${fts}, rowid, name) values ('delete', old.id, old.name); insert into ${fts}(rowid, name) values (new.id, new.name); end`.execute(ctx.db);
+  }
+  if (ctx.type === 'postgres') {
+    // Without pg_trgm (no privilege to create it) searches still work, scanning the table. Two
+    // processes creating the extension at once may race; the index is tried either way.
+    await sql`create extension if not exists pg_trgm`.execute(ctx.db).catch(() => undefined);
+    await sql`create index if not exists ${name('search_nodes_name_trgm')} on ${name('search_nodes')} using gin (name gin_trgm_ops)`
+      .execute(ctx.db)
+      .catch(() => undefined);
+  }
+  await table(ctx, 'search_state', false)
+    .addColumn('key', key(ctx, 64), (c) => c.primaryKey())
+    .addColumn('value', text(ctx), (c) => c.notNull())
+    .execute();
+}
 
 /** Stable 32-bit number for the PostgreSQL advisory lock of one table prefix. */
 function lockId(prefix: string): number {
@@ -203,7 +255,7 @@ export async function migrate(handle: DbHandle): Promise<number[]> {
 
 /** Drops every table of this prefix (tests use a prefix of their own on shared servers). */
 export async function dropAll(handle: DbHandle): Promise<void> {
-  for (const name of ['users', 'sessions', 'setting_items', 'storages', 'meta', 'ssh_public_keys', 'tasks', 'schema_migrations']) {
+  for (const name of ['users', 'sessions', 'setting_items', 'storages', 'meta', 'ssh_public_keys', 'tasks', 'schema_migrations', 'search_fts', 'search_nodes', 'search_state']) {
     await handle.db.schema.dropTable(name).ifExists().execute();
   }
 }
