@@ -98,8 +98,9 @@ export class Indexer {
     this.startBuild();
     this.d.log.info({ cursor: state.cursor, objCount: state.objCount }, 'index: resuming an interrupted build');
     void this.exclusive(async () => {
+      // The cursor folder's rows may be partly written: drop them and count what stays.
       await this.d.repo.deleteChildren(state.cursor);
-      await this.runBuild(state, state.cursor);
+      await this.runBuild({ ...state, objCount: await this.d.repo.count() }, state.cursor);
     }).catch(() => undefined);
     return true;
   }
