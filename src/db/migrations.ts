@@ -1,6 +1,6 @@
 import { type CreateTableBuilder, type Kysely, sql } from 'kysely';
 import type { DbHandle } from './index.js';
-import { createDeleteTrigger } from './search-nodes.js';
+import { createSearchIndexes } from './search-ddl.js';
 
 type AnyDb = Kysely<any>;
 
@@ -174,7 +174,6 @@ export const MIGRATIONS: Migration[] = [
  * PostgreSQL (when the extension can be created). MySQL/MariaDB scan (MariaDB has no n-gram parser).
  */
 async function createSearchTables(ctx: MigrationContext): Promise<void> {
-  const name = (n: string) => sql.raw(`${ctx.prefix}${n}`);
   const pathType = ctx.type === 'mysql' ? sql.raw('varchar(4096)') : ctx.type === 'postgres' ? sql.raw('text collate "C"') : sql.raw('text');
   const nameType = ctx.type === 'mysql' ? sql.raw('varchar(1024)') : ctx.type === 'postgres' ? sql.raw('text collate "C"') : sql.raw('text');
   await table(ctx, 'search_nodes', true)
@@ -184,28 +183,13 @@ async function createSearchTables(ctx: MigrationContext): Promise<void> {
     .addColumn('size', 'bigint', (c) => c.notNull().defaultTo(0))
     .addColumn('modified', 'bigint', (c) => c.notNull().defaultTo(0))
     .execute();
-  if (ctx.type === 'mysql') {
-    await sql`create index ${name('search_nodes_parent')} on ${name('search_nodes')} (parent(700), name(64))`.execute(ctx.db);
-    await sql`create index ${name('search_nodes_name')} on ${name('search_nodes')} (name(191))`.execute(ctx.db);
-  } else {
-    await index(ctx, 'search_nodes', 'search_nodes_parent', ['parent', 'name']);
-    await index(ctx, 'search_nodes', 'search_nodes_name', ['name']);
-  }
   if (ctx.type === 'sqlite3') {
-    const [nodes, fts] = [name('search_nodes'), name('search_fts')];
+    const fts = sql.raw(`${ctx.prefix}search_fts`);
     await sql`create virtual table if not exists ${fts} using fts5(name, content=${sql.lit(`${ctx.prefix}search_nodes`)}, content_rowid='id', tokenize='trigram', detail='none')`.execute(ctx.db);
-    await sql`create trigger if not exists ${name('search_nodes_ai')} after insert on ${nodes} begin insert into ${fts}(rowid, name) values (new.id, new.name); end`.execute(ctx.db);
-    await createDeleteTrigger(ctx.db, ctx.prefix);
-    await sql`create trigger if not exists ${name('search_nodes_au')} after update of name on ${nodes} begin insert into ${fts}(${fts}, rowid, name) values ('delete', old.id, old.name); insert into ${fts}(rowid, name) values (new.id, new.name); end`.execute(ctx.db);
   }
-  if (ctx.type === 'postgres') {
-    // Without pg_trgm (no privilege to create it) searches still work, scanning the table. Two
-    // processes creating the extension at once may race; the index is tried either way.
-    await sql`create extension if not exists pg_trgm`.execute(ctx.db).catch(() => undefined);
-    await sql`create index if not exists ${name('search_nodes_name_trgm')} on ${name('search_nodes')} using gin (name gin_trgm_ops)`
-      .execute(ctx.db)
-      .catch(() => undefined);
-  }
+  // Two processes creating the extension at once may race; the index is tried either way.
+  if (ctx.type === 'postgres') await sql`create extension if not exists pg_trgm`.execute(ctx.db).catch(() => undefined);
+  await createSearchIndexes(ctx.db, ctx.type, ctx.prefix);
   await table(ctx, 'search_state', false)
     .addColumn('key', key(ctx, 64), (c) => c.primaryKey())
     .addColumn('value', text(ctx), (c) => c.notNull())

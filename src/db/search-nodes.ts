@@ -1,4 +1,5 @@
-import { type Expression, type ExpressionBuilder, type Kysely, type Selectable, type SqlBool, sql } from 'kysely';
+import { type Expression, type ExpressionBuilder, type Selectable, type SqlBool, sql } from 'kysely';
+import { createSearchIndexes, dropSearchIndexes, rebuildFts } from './search-ddl.js';
 import type { DbHandle } from './index.js';
 import type { Database, SearchNodesTable } from './schema.js';
 
@@ -89,19 +90,31 @@ export class SearchNodesRepo {
       .execute();
   }
 
-  async clear(): Promise<void> {
-    if (this.h.type === 'sqlite3') {
-      // Emptying the FTS index at once is far faster than the per-row delete trigger.
-      await this.h.db.transaction().execute(async (trx) => {
-        await sql`drop trigger if exists ${sql.raw(`${this.h.prefix}search_nodes_ad`)}`.execute(trx);
-        await trx.deleteFrom('search_nodes').execute();
-        await sql`insert into ${sql.table('search_fts')}(${sql.table('search_fts')}) values ('delete-all')`.execute(trx);
-        await createDeleteTrigger(trx, this.h.prefix);
-      });
-      return;
-    }
+  /**
+   * Bulk mode of a full build: the secondary indexes (and SQLite's FTS triggers) are dropped while
+   * rows stream in, and made again in one pass by endBulk. Idempotent, so a resumed build can call it.
+   */
+  async beginBulk(): Promise<void> {
+    await dropSearchIndexes(this.h.db, this.h.type, this.h.prefix);
+  }
+
+  async endBulk(): Promise<void> {
+    if (this.h.type === 'mysql') return;
+    if (this.h.type === 'sqlite3') await rebuildFts(this.h.db, this.h.prefix);
+    await createSearchIndexes(this.h.db, this.h.type, this.h.prefix);
+  }
+
+  /** Empties the index; in bulk mode (no triggers) without touching rows one by one. */
+  async truncate(): Promise<void> {
     if (this.h.type === 'postgres') await sql`truncate table ${sql.table('search_nodes')}`.execute(this.h.db);
     else await this.h.db.deleteFrom('search_nodes').execute();
+    if (this.h.type === 'sqlite3') await sql`insert into ${sql.table('search_fts')}(${sql.table('search_fts')}) values ('delete-all')`.execute(this.h.db);
+  }
+
+  async clear(): Promise<void> {
+    await this.beginBulk();
+    await this.truncate();
+    await this.endBulk();
   }
 
   async count(): Promise<number> {
@@ -171,10 +184,4 @@ export class SearchNodesRepo {
     await this.h.db.deleteFrom('search_state').where('key', '=', key).execute();
     if (value !== undefined) await this.h.db.insertInto('search_state').values({ key, value }).execute();
   }
-}
-
-/** The SQLite trigger that keeps the FTS index in step with deleted rows (also made by the migration). */
-export async function createDeleteTrigger(db: Kysely<any>, prefix: string): Promise<void> {
-  const fts = sql.raw(`${prefix}search_fts`);
-  await sql`create trigger if not exists ${sql.raw(`${prefix}search_nodes_ad`)} after delete on ${sql.raw(`${prefix}search_nodes`)} begin insert into ${fts}(${fts}, rowid, name) values ('delete', old.id, old.name); end`.execute(db);
 }

@@ -77,7 +77,8 @@ export class Indexer {
   build(): Promise<void> {
     this.startBuild();
     return this.exclusive(async () => {
-      await this.d.repo.clear();
+      await this.d.repo.beginBulk();
+      await this.d.repo.truncate();
       const state: BuildState = { cursor: '/', objCount: 0, maxDepth: this.maxDepth() };
       await this.d.repo.setState(STATE_BUILD, JSON.stringify(state));
       await this.runBuild(state, undefined);
@@ -99,6 +100,7 @@ export class Indexer {
     this.d.log.info({ cursor: state.cursor, objCount: state.objCount }, 'index: resuming an interrupted build');
     void this.exclusive(async () => {
       // The cursor folder's rows may be partly written: drop them and count what stays.
+      await this.d.repo.beginBulk();
       await this.d.repo.deleteChildren(state.cursor);
       await this.runBuild({ ...state, objCount: await this.d.repo.count() }, state.cursor);
     }).catch(() => undefined);
@@ -136,6 +138,7 @@ export class Indexer {
         resume,
       );
       await batch.flush();
+      await this.d.repo.endBulk();
       await this.d.repo.setState(STATE_BUILD, undefined);
       await this.progress(state.objCount + batch.written, true, '', true);
       this.d.log.info({ objects: state.objCount + batch.written }, 'index: build done');
@@ -143,6 +146,7 @@ export class Indexer {
       if (this.closing) return; // the cursor stays; the next start resumes
       if (!(err instanceof WalkStopped)) this.d.log.error({ err }, 'index: build failed');
       await batch.flush().catch(() => undefined);
+      await this.d.repo.endBulk();
       await this.d.repo.setState(STATE_BUILD, undefined);
       await this.progress(state.objCount + batch.written, true, (err as Error).message, true);
     } finally {
