@@ -13,6 +13,7 @@ import { SessionsRepo } from './db/sessions.js';
 import { SshKeysRepo } from './db/ssh-keys.js';
 import { SettingsRepo } from './db/settings.js';
 import { StoragesRepo } from './db/storages.js';
+import { SearchNodesRepo } from './db/search-nodes.js';
 import { TasksRepo } from './db/tasks.js';
 import { UsersRepo } from './db/users.js';
 import { type Logger, createLogger } from './logger.js';
@@ -27,6 +28,7 @@ import { type OfflineOptions, OfflineDownloads } from './offline/service.js';
 import { createOfflineTools } from './offline/tools.js';
 import { TaskManager, type TaskManagerOptions } from './tasks/manager.js';
 import { Settings } from './settings/service.js';
+import { SearchService } from './search/service.js';
 
 export interface Repos {
   users: UsersRepo;
@@ -36,6 +38,7 @@ export interface Repos {
   tasks: TasksRepo;
   metas: MetasRepo;
   sshKeys: SshKeysRepo;
+  searchNodes: SearchNodesRepo;
 }
 
 /** Everything a process holds once: configuration, database, repositories and services. */
@@ -55,6 +58,7 @@ export interface Core {
   writer: FsWriter;
   tasks: TaskManager;
   offline: OfflineDownloads;
+  search: SearchService;
   signer: Signer;
   fileTypes: FileTypes;
   names: NameMapping;
@@ -81,6 +85,7 @@ export function openCore(loaded: LoadedConfig, opts: OpenOptions = {}): Core {
     tasks: new TasksRepo(db),
     metas: new MetasRepo(db),
     sshKeys: new SshKeysRepo(db),
+    searchNodes: new SearchNodesRepo(db),
   };
   const settings = new Settings(repos.settings);
   const limiter = new LoginLimiter();
@@ -93,6 +98,7 @@ export function openCore(loaded: LoadedConfig, opts: OpenOptions = {}): Core {
   const metas = new Metas(repos.metas);
   const tasks = new TaskManager(repos.tasks, config.tasks, log, opts.tasks);
   const writer = new FsWriter(fs, tasks);
+  const search = new SearchService({ repo: repos.searchNodes, settings, fs, changes: writer.changes, metas, metasRepo: repos.metas, fileTypes, log });
   const offline = new OfflineDownloads(tasks, fs, writer, settings, createOfflineTools(opts.offline), config.temp_dir, log, opts.offline);
   return {
     dataDir,
@@ -110,10 +116,12 @@ export function openCore(loaded: LoadedConfig, opts: OpenOptions = {}): Core {
     writer,
     tasks,
     offline,
+    search,
     signer: new Signer(settings),
     fileTypes,
     names: new NameMapping(settings),
     close: async () => {
+      await search.close();
       await tasks.stop();
       await storages.ready();
       await db.close();

@@ -1,5 +1,6 @@
 import { type CreateTableBuilder, type Kysely, sql } from 'kysely';
 import type { DbHandle } from './index.js';
+import { createSearchIndexes } from './search-ddl.js';
 
 type AnyDb = Kysely<any>;
 
@@ -158,7 +159,42 @@ export const MIGRATIONS: Migration[] = [
       await ctx.db.schema.alterTable('users').addColumn('otp_last_step', 'bigint', (c) => c.notNull().defaultTo(0)).execute();
     },
   },
+  {
+    version: 3,
+    name: 'search index: search_nodes with a substring index per engine, search_state',
+    up: (ctx) => createSearchTables(ctx),
+  },
 ];
+
+/**
+ * The search index. Paths compare byte-wise on every engine (COLLATE "C" on PostgreSQL, the
+ * binary collation on MySQL) so a subtree is the index range `parent >= 'P/' AND parent < 'P0'`.
+ * Name matching is a case-insensitive substring test, accelerated by a trigram index where the
+ * engine has one: an FTS5 `trigram` table kept in step by triggers on SQLite, `pg_trgm` GIN on
+ * PostgreSQL (when the extension can be created). MySQL/MariaDB scan (MariaDB has no n-gram parser).
+ */
+async function createSearchTables(ctx: MigrationContext): Promise<void> {
+  const pathType = ctx.type === 'mysql' ? sql.raw('varchar(4096)') : ctx.type === 'postgres' ? sql.raw('text collate "C"') : sql.raw('text');
+  const nameType = ctx.type === 'mysql' ? sql.raw('varchar(1024)') : ctx.type === 'postgres' ? sql.raw('text collate "C"') : sql.raw('text');
+  await table(ctx, 'search_nodes', true)
+    .addColumn('parent', pathType, (c) => c.notNull())
+    .addColumn('name', nameType, (c) => c.notNull())
+    .addColumn('is_dir', 'integer', (c) => c.notNull().defaultTo(0))
+    .addColumn('size', 'bigint', (c) => c.notNull().defaultTo(0))
+    .addColumn('modified', 'bigint', (c) => c.notNull().defaultTo(0))
+    .execute();
+  if (ctx.type === 'sqlite3') {
+    const fts = sql.raw(`${ctx.prefix}search_fts`);
+    await sql`create virtual table if not exists ${fts} using fts5(name, content=${sql.lit(`${ctx.prefix}search_nodes`)}, content_rowid='id', tokenize='trigram', detail='none')`.execute(ctx.db);
+  }
+  // Two processes creating the extension at once may race; the index is tried either way.
+  if (ctx.type === 'postgres') await sql`create extension if not exists pg_trgm`.execute(ctx.db).catch(() => undefined);
+  await createSearchIndexes(ctx.db, ctx.type, ctx.prefix);
+  await table(ctx, 'search_state', false)
+    .addColumn('key', key(ctx, 64), (c) => c.primaryKey())
+    .addColumn('value', text(ctx), (c) => c.notNull())
+    .execute();
+}
 
 /** Stable 32-bit number for the PostgreSQL advisory lock of one table prefix. */
 function lockId(prefix: string): number {
@@ -203,7 +239,7 @@ export async function migrate(handle: DbHandle): Promise<number[]> {
 
 /** Drops every table of this prefix (tests use a prefix of their own on shared servers). */
 export async function dropAll(handle: DbHandle): Promise<void> {
-  for (const name of ['users', 'sessions', 'setting_items', 'storages', 'meta', 'ssh_public_keys', 'tasks', 'schema_migrations']) {
+  for (const name of ['users', 'sessions', 'setting_items', 'storages', 'meta', 'ssh_public_keys', 'tasks', 'schema_migrations', 'search_fts', 'search_nodes', 'search_state']) {
     await handle.db.schema.dropTable(name).ifExists().execute();
   }
 }

@@ -116,6 +116,24 @@ export interface SchemaMigrationsTable {
   applied_at: number;
 }
 
+/** One indexed object of the virtual tree (search index `database`). */
+export interface SearchNodesTable {
+  id: Generated<number>;
+  /** Absolute virtual path of the folder holding the object. */
+  parent: string;
+  name: string;
+  is_dir: number;
+  size: number;
+  /** Milliseconds; lets an update tell a replaced folder from an unchanged one. */
+  modified: number;
+}
+
+/** Small key/value state of the indexer (the resume cursor of an interrupted build). */
+export interface SearchStateTable {
+  key: string;
+  value: string;
+}
+
 export interface Database {
   users: UsersTable;
   sessions: SessionsTable;
@@ -125,4 +143,6 @@ export interface Database {
   ssh_public_keys: SshPublicKeysTable;
   tasks: TasksTable;
   schema_migrations: SchemaMigrationsTable;
+  search_nodes: SearchNodesTable;
+  search_state: SearchStateTable;
 }

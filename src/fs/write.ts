@@ -9,6 +9,7 @@ import { AppError, BadRequest, Forbidden, ServerError } from '../errors.js';
 import { type Task, type TaskContext, type TaskManager } from '../tasks/manager.js';
 import { replaceAll } from '../util/bounded-regex.js';
 import { cleanPath, isSubPath } from '../util/paths.js';
+import { FsChanges } from './changes.js';
 import type { Fs } from './fs.js';
 import { type Mounted, STATUS_WORK } from './storages.js';
 
@@ -59,6 +60,9 @@ export interface SpooledUpload {
  * tasks that read from one driver and put into the other.
  */
 export class FsWriter {
+  /** Every folder a write touched, for services that follow the tree (the search index). */
+  readonly changes = new FsChanges();
+
   constructor(
     private readonly fs: Fs,
     private readonly tasks: TaskManager,
@@ -91,6 +95,7 @@ export class FsWriter {
 
   private changed(virtualDir: string, recursive = false): void {
     this.fs.invalidate(virtualDir, recursive);
+    this.changes.emit(virtualDir, recursive);
   }
 
   /** Creates a folder and its missing parents; an existing folder is fine, a file is not. */

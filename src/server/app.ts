@@ -16,6 +16,7 @@ import { fsWriteRoutes } from './routes/fs-write.js';
 import { offlineRoutes } from './routes/offline.js';
 import { publicRoutes } from './routes/public.js';
 import { rawRoutes } from './routes/raw.js';
+import { searchRoutes } from './routes/search.js';
 import { sshKeyRoutes } from './routes/ssh-keys.js';
 import { taskRoutes } from './routes/tasks.js';
 import { webdavRoutes } from '../protocols/webdav/server.js';
@@ -84,6 +85,7 @@ export async function buildApp(core: Core, opts: AppOptions = {}): Promise<Fasti
   taskRoutes(app, core);
   offlineRoutes(app, core);
   webdavRoutes(app, core);
+  searchRoutes(app, core);
 
   // Storages mount in the background; requests that need them wait (a failing one keeps its
   // error as status and never stops the server).
@@ -96,6 +98,7 @@ export async function buildApp(core: Core, opts: AppOptions = {}): Promise<Fasti
     core.repos.sessions.deleteExpired(Date.now()).catch((err) => core.log.warn({ err }, 'session cleanup failed'));
   }, 3600_000);
   sweep.unref();
+  void core.search.resume().catch((err) => core.log.error({ err }, 'resuming the index build failed'));
   app.addHook('onClose', async () => clearInterval(sweep));
 
   await app.ready();

@@ -1,0 +1,197 @@
+import { Access } from '../auth/access.js';
+import { can, PERM } from '../auth/permissions.js';
+import type { MetasRepo } from '../db/metas.js';
+import type { NodeQuery, SearchNodeRow, SearchNodesRepo } from '../db/search-nodes.js';
+import type { User } from '../db/users.js';
+import { BadRequest, ServerError } from '../errors.js';
+import type { FsChanges } from '../fs/changes.js';
+import type { Fs } from '../fs/fs.js';
+import type { Metas } from '../fs/metas.js';
+import type { FileTypes } from '../fs/objects.js';
+import type { Logger } from '../logger.js';
+import type { Settings } from '../settings/service.js';
+import { isSubPath, joinBasePath } from '../util/paths.js';
+import { AutoUpdater } from './auto-update.js';
+import { Indexer } from './indexer.js';
+import { type IndexProgress, readProgress } from './progress.js';
+import { FsTreeSource, ignoredPaths, type TreeSource } from './tree.js';
+
+export const MSG_NOT_AVAILABLE = 'search not available';
+
+/**
+ * The `search_index` setting's values: `database` (and the original's `database_non_full_text`
+ * and `bleve`, an embedded index, which map onto it) search the configured database; `none`
+ * turns search off. `meilisearch` needs a service Atrium does not talk to.
+ */
+export function indexKind(value: string): 'database' | 'none' | 'unsupported' {
+  if (value === 'database' || value === 'database_non_full_text' || value === 'bleve') return 'database';
+  if (value === 'none' || value === '') return 'none';
+  return 'unsupported';
+}
+
+export interface SearchRequest {
+  parent: string;
+  keywords: string;
+  scope: number;
+  page: number;
+  per_page: number;
+  password: string;
+}
+
+export interface SearchHit {
+  parent: string;
+  name: string;
+  is_dir: boolean;
+  size: number;
+  type: number;
+}
+
+/** Rows read per round while filtering matches a user may not all see. */
+const SCAN_CHUNK = 1000;
+
+export interface SearchDeps {
+  repo: SearchNodesRepo;
+  settings: Settings;
+  fs: Fs;
+  changes: FsChanges;
+  metas: Metas;
+  metasRepo: MetasRepo;
+  fileTypes: FileTypes;
+  log: Logger;
+}
+
+/** Search over the index, and the admin's index operations. */
+export class SearchService {
+  readonly indexer: Indexer;
+  private source: TreeSource;
+  private readonly access: Access;
+  private protectedCache = { version: -1, metas: [] as Array<{ path: string; hide: boolean; password: boolean }> };
+
+  constructor(private readonly d: SearchDeps) {
+    this.source = new FsTreeSource(d.fs);
+    this.access = new Access(d.metas);
+    const ignored = () => ignoredPaths(d.settings, d.fs);
+    this.indexer = new Indexer({ repo: d.repo, settings: d.settings, log: d.log, source: () => this.source, ignored });
+    const auto = new AutoUpdater({
+      repo: d.repo,
+      indexer: this.indexer,
+      log: d.log,
+      source: () => this.source,
+      ignored,
+      maxDepth: () => {
+        const n = d.settings.getNumber('max_index_depth', 20);
+        return n > 0 ? n : 20;
+      },
+      enabled: () => this.available() && d.settings.getBool('auto_update_index'),
+      ready: () => readProgress(d.settings).is_done,
+    });
+    d.changes.on(auto.onChange);
+  }
+
+  /** Another tree to index (the benchmark's synthetic tree); the live tree otherwise. */
+  useSource(source: TreeSource | undefined): void {
+    this.source = source ?? new FsTreeSource(this.d.fs);
+  }
+
+  private available(): boolean {
+    return indexKind(this.d.settings.get('search_index')) === 'database';
+  }
+
+  /** Every search and index route first: `500 search not available` unless an index is configured. */
+  requireAvailable(): void {
+    const kind = indexKind(this.d.settings.get('search_index'));
+    if (kind === 'database') return;
+    if (kind === 'unsupported') throw new ServerError(`${MSG_NOT_AVAILABLE}: search_index ${this.d.settings.get('search_index')} is not supported, use database`);
+    throw new ServerError(MSG_NOT_AVAILABLE);
+  }
+
+  progress(): IndexProgress {
+    return readProgress(this.d.settings);
+  }
+
+  /** Continues a build an earlier process left unfinished (called once the server runs). */
+  async resume(): Promise<void> {
+    if (!this.available()) return;
+    await this.indexer.resume();
+  }
+
+  async close(): Promise<void> {
+    await this.indexer.close();
+  }
+
+  /** Metas that can keep entries from this user: hiding ones unless they see hidden, password ones unless exempt. */
+  private async protectedFor(user: User): Promise<string[]> {
+    if (this.protectedCache.version !== this.d.metas.version) {
+      const all = await this.d.metasRepo.all();
+      this.protectedCache = {
+        version: this.d.metas.version,
+        metas: all.map((m) => ({ path: m.path, hide: m.hide.trim() !== '', password: m.password !== '' })),
+      };
+    }
+    const seeHidden = can(user, PERM.SEE_HIDES);
+    const noPassword = can(user, PERM.ACCESS_WITHOUT_PASSWORD);
+    return this.protectedCache.metas.filter((m) => (m.hide && !seeHidden) || (m.password && !noPassword)).map((m) => m.path);
+  }
+
+  /**
+   * `/api/fs/search`. Results lie below the user's base path and pass the access rules: an entry
+   * is shown only when the user could list its folder and open it with the given password, so
+   * hidden and password-protected entries never appear. Paging and `total` count what the user
+   * may see (as OpenList does), so neither reveals how many entries were withheld.
+   */
+  async search(user: User, req: SearchRequest): Promise<{ content: SearchHit[]; total: number }> {
+    this.requireAvailable();
+    if (req.page < 1) throw new BadRequest("page can't < 1");
+    if (req.per_page < 1) throw new BadRequest("per_page can't < 1");
+    const under = joinBasePath(user.basePath, req.parent);
+    const q: NodeQuery = { keywords: req.keywords.split(/\s+/).filter(Boolean), under, scope: req.scope };
+    const offset = (req.page - 1) * req.per_page;
+    const guarded = (await this.protectedFor(user)).filter((m) => isSubPath(m, under) || isSubPath(under, m));
+    if (guarded.length === 0) {
+      const [rows, total] = await Promise.all([this.d.repo.matchPage(q, req.per_page, { offset }), this.d.repo.countMatches(q)]);
+      return { content: rows.map((r) => this.hit(r)), total };
+    }
+    return this.filtered(user, q, req, offset);
+  }
+
+  private async filtered(user: User, q: NodeQuery, req: SearchRequest, offset: number) {
+    const folderOk = new Map<string, boolean>();
+    const allowed = (r: SearchNodeRow) => {
+      let ok = folderOk.get(r.parent);
+      if (ok === undefined) {
+        ok = this.mayRead(user, r.parent, req.password);
+        folderOk.set(r.parent, ok);
+      }
+      return ok && this.mayRead(user, r.parent === '/' ? `/${r.name}` : `${r.parent}/${r.name}`, req.password);
+    };
+    const content: SearchHit[] = [];
+    let total = 0;
+    let after: { name: string; id: number } | undefined;
+    for (;;) {
+      const rows = await this.d.repo.matchPage(q, SCAN_CHUNK, { after });
+      for (const r of rows) {
+        if (!allowed(r)) continue;
+        if (total >= offset && content.length < req.per_page) content.push(this.hit(r));
+        total++;
+      }
+      if (rows.length < SCAN_CHUNK) break;
+      const last = rows[rows.length - 1]!;
+      after = { name: last.name, id: last.id };
+    }
+    return { content, total };
+  }
+
+  private mayRead(user: User, virtualPath: string, password: string): boolean {
+    try {
+      this.access.check(user, virtualPath, password);
+      return true;
+    } catch {
+      return false;
+    }
+  }
+
+  private hit(r: SearchNodeRow): SearchHit {
+    const isDir = Boolean(r.is_dir);
+    return { parent: r.parent, name: r.name, is_dir: isDir, size: Number(r.size), type: isDir ? 1 : this.d.fileTypes.ofName(r.name) };
+  }
+}

@@ -1,0 +1,92 @@
+import type { FastifyInstance } from 'fastify';
+import { z } from 'zod';
+import type { Core } from '../../core.js';
+import { cleanPath } from '../../util/paths.js';
+import { ANY, apiRoute } from '../route.js';
+import { int } from '../validation.js';
+
+const searchBody = z.object({
+  parent: z.string().default('/'),
+  keywords: z.string().default(''),
+  scope: int()
+    .default(0)
+    .refine((n) => n >= 0 && n <= 2, 'scope must be 0 (all), 1 (folders) or 2 (files)'),
+  page: int().default(0),
+  per_page: int().default(0),
+  password: z.string().default(''),
+});
+
+const updateBody = z.object({
+  paths: z.array(z.string()).min(1, 'paths is required'),
+  max_depth: int().default(-1),
+});
+
+/** `/api/fs/search` and the admin's `/api/admin/index/*` (wire-api.md §14). */
+export function searchRoutes(app: FastifyInstance, core: Core): void {
+  const search = core.search;
+  const background = (p: Promise<void>) => void p.catch((err) => core.log.error({ err }, 'index job failed'));
+
+  apiRoute(app, core, {
+    method: ANY,
+    url: '/api/fs/search',
+    auth: 'user',
+    from: 'any',
+    input: searchBody,
+    handler: ({ input, principal }) => search.search(principal.user, input),
+  });
+
+  apiRoute(app, core, {
+    method: 'POST',
+    url: '/api/admin/index/build',
+    auth: 'admin',
+    handler: () => {
+      search.requireAvailable();
+      background(search.indexer.build());
+      return null;
+    },
+  });
+
+  apiRoute(app, core, {
+    method: 'POST',
+    url: '/api/admin/index/update',
+    auth: 'admin',
+    input: updateBody,
+    handler: ({ input }) => {
+      search.requireAvailable();
+      background(search.indexer.update([...new Set(input.paths.map(cleanPath))], input.max_depth));
+      return null;
+    },
+  });
+
+  apiRoute(app, core, {
+    method: 'POST',
+    url: '/api/admin/index/stop',
+    auth: 'admin',
+    handler: () => {
+      search.requireAvailable();
+      search.indexer.stop();
+      return null;
+    },
+  });
+
+  apiRoute(app, core, {
+    method: 'POST',
+    url: '/api/admin/index/clear',
+    auth: 'admin',
+    handler: async () => {
+      search.requireAvailable();
+      await search.indexer.clear();
+      return null;
+    },
+  });
+
+  apiRoute(app, core, {
+    method: 'GET',
+    url: '/api/admin/index/progress',
+    auth: 'admin',
+    handler: () => {
+      search.requireAvailable();
+      return search.progress();
+    },
+  });
+}
