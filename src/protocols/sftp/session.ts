@@ -257,8 +257,12 @@ export function serveSftp(sftp: SFTPWrapper, ufs: UserFs, log: Logger): void {
     handles.clear();
   };
   sftp.on('close', closeAll);
-  sftp.on('end', closeAll);
   sftp.on('error', closeAll);
+  // The client's EOF: close our side too, or OpenSSH waits for the channel to close.
+  sftp.on('end', () => {
+    closeAll();
+    sftp.end();
+  });
 }
 
 /** `count` SSH strings from a request's data. */
