@@ -1,4 +1,5 @@
 import type { Core } from '../core.js';
+import { startFtpServer } from './ftp/server.js';
 import { startSftpServer } from './sftp/server.js';
 
 /** A protocol server on a port of its own. */
@@ -14,6 +15,7 @@ export async function startProtocolListeners(core: Core): Promise<ProtocolListen
   const started: ProtocolListener[] = [];
   try {
     if (core.config.sftp.enable) started.push(await startSftpServer(core));
+    if (core.config.ftp.enable) started.push(await startFtpServer(core));
   } catch (err) {
     await Promise.all(started.map((l) => l.close()));
     throw err;

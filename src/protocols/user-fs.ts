@@ -8,6 +8,9 @@ import type { Obj } from '../drivers/types.js';
 import { AppError, BadRequest, Forbidden, NotFound, ServerError } from '../errors.js';
 import { cleanPath, joinBasePath } from '../util/paths.js';
 
+/** A user may use SFTP and FTP when enabled and holding the FTP/SFTP read bit (1024). */
+export const mayConnect = (u: User | undefined): u is User => u !== undefined && !u.disabled && can(u, PERM.FTP_READ);
+
 /** A path that does not exist or is hidden from the user: the two answer alike. */
 export class NoSuchPath extends NotFound {
   constructor() {

@@ -1,11 +1,8 @@
 import type * as Ssh2 from 'ssh2';
 import type { AuthContext } from 'ssh2';
-import { can, PERM } from '../../auth/permissions.js';
 import type { Core } from '../../core.js';
 import { ROLE_GUEST, type User } from '../../db/users.js';
-
-/** A user may use SFTP (and FTP) when enabled and holding the FTP/SFTP read bit. */
-export const mayConnect = (u: User | undefined): u is User => u !== undefined && !u.disabled && can(u, PERM.FTP_READ);
+import { mayConnect } from '../user-fs.js';
 
 /**
  * Decides one SSH authentication attempt (wire-api.md §15.4): `none` for the guest only,

@@ -3,6 +3,7 @@ import { can, PERM } from '../../auth/permissions.js';
 import type { Obj } from '../../drivers/types.js';
 import { AppError } from '../../errors.js';
 import type { Logger } from '../../logger.js';
+import { lsLine } from '../ls-line.js';
 import { isNotFound, type UserFs } from '../user-fs.js';
 import { DirHandle, DownloadHandle, UnsupportedWrite, UploadHandle } from './handles.js';
 
@@ -22,19 +23,6 @@ class SftpStatus extends Error {
 }
 
 type Handle = DownloadHandle | UploadHandle | DirHandle;
-
-const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'];
-
-/** The `ls -l` line SFTP v3 clients print for a folder entry. */
-export function longname(obj: Obj, mode: number, owner: string): string {
-  const bits = (m: number) => `${m & 4 ? 'r' : '-'}${m & 2 ? 'w' : '-'}${m & 1 ? 'x' : '-'}`;
-  const perms = `${obj.isDir ? 'd' : '-'}${bits(mode >> 6)}${bits(mode >> 3)}${bits(mode)}`;
-  const d = obj.modified;
-  const recent = Math.abs(Date.now() - d.getTime()) < 180 * 86_400_000;
-  const pad = (n: number) => String(n).padStart(2, '0');
-  const when = `${MONTHS[d.getMonth()]} ${String(d.getDate()).padStart(2)} ${recent ? `${pad(d.getHours())}:${pad(d.getMinutes())}` : ` ${d.getFullYear()}`}`;
-  return `${perms}    1 ${owner.padEnd(8)} ${owner.padEnd(8)} ${String(obj.size).padStart(12)} ${when} ${obj.name}`;
-}
 
 /** The status an error answers: not found, permission denied, unsupported, or failure with its text. */
 function statusOf(err: unknown): { code: number; message: string } {
@@ -175,7 +163,7 @@ export function serveSftp(sftp: SFTPWrapper, ufs: UserFs, log: Logger): void {
       }
       sftp.name(
         reqId,
-        page.map((o) => ({ filename: o.name, longname: longname(o, modeOf(o), owner), attrs: attrsOf(o) })),
+        page.map((o) => ({ filename: o.name, longname: lsLine(o, modeOf(o), owner), attrs: attrsOf(o) })),
       );
     }),
   );
