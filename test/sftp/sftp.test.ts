@@ -226,6 +226,25 @@ describe.each(BACKENDS)('SFTP server with the ssh2 client on $name', (backend) =
     expect(readFileSync(path.join(root, 'norm.txt'), 'utf8')).toBe('norm');
   });
 
+  it('the guest logs in without a password when enabled with bit 1024; password logins can be turned off', async () => {
+    await expect(connectSftp(srv.port, { username: 'guest' })).rejects.toThrow(/authentication/i); // disabled
+    const guest = (await s.api('GET', '/api/admin/user/list', { token: admin })).data.content.find((u: any) => u.role === 1);
+    expect((await s.api('POST', '/api/admin/user/update', { token: admin, body: { ...guest, disabled: false, permission: FTP_READ } })).code).toBe(200);
+    const g = await connectSftp(srv.port, { username: 'guest' });
+    sessions.push(g);
+    const seen = names(await call<FileEntry[]>(g.sftp, 'readdir', '/s'));
+    expect(seen).toContain('hello.txt');
+    expect(seen).not.toContain('secret.txt');
+    await expect(call(g.sftp, 'mkdir', '/s/g')).rejects.toMatchObject({ code: PERMISSION_DENIED });
+    await s.api('POST', '/api/admin/user/update', { token: admin, body: { ...guest, disabled: true } });
+
+    const save = (v: string) => s.api('POST', '/api/admin/setting/save', { token: admin, body: [{ key: 'sftp_disable_password_login', value: v }] });
+    expect((await save('true')).code).toBe(200);
+    await expect(open('writer', 'w-pass')).rejects.toThrow(/authentication/i);
+    expect((await save('false')).code).toBe(200);
+    await open('writer', 'w-pass');
+  });
+
   it('refuses wrong passwords and locks the address out after five failures', async () => {
     await expect(open('writer', 'wrong')).rejects.toThrow(/authentication/i);
     for (let i = 0; i < 5; i++) await expect(open('writer', `wrong${i}`)).rejects.toThrow(/authentication/i);

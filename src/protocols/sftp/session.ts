@@ -108,9 +108,9 @@ export function serveSftp(sftp: SFTPWrapper, ufs: UserFs, log: Logger): void {
       const p = ufs.virtual(filename);
       if (flags & FLAG.APPEND) throw new SftpStatus(STATUS.OP_UNSUPPORTED, 'appending to a file is not supported');
       if (!(flags & FLAG.WRITE)) {
-        const { stream, size, obj } = await ufs.openRead(p, 0);
-        stream.destroy();
-        sftp.handle(reqId, addHandle(new DownloadHandle(p, obj, size, async (start) => (await ufs.openRead(p, start)).stream)));
+        const obj = await ufs.stat(p);
+        if (obj.isDir) throw new SftpStatus(STATUS.FAILURE, 'is a folder');
+        sftp.handle(reqId, addHandle(new DownloadHandle(p, obj, obj.size, async (start) => (await ufs.openRead(p, start)).stream)));
         return;
       }
       const existing = await ufs.checkUpload(p, !(flags & FLAG.EXCL));
