@@ -1,3 +1,4 @@
+import type { AddressInfo, Server } from 'node:net';
 import type { Core } from '../core.js';
 import { startFtpServer } from './ftp/server.js';
 import { startSftpServer } from './sftp/server.js';
@@ -8,6 +9,17 @@ export interface ProtocolListener {
   url: string;
   port: number;
   close(): Promise<void>;
+}
+
+/** Listens on `host:port` (all addresses when `host` is empty); resolves with the port taken. */
+export function listenOn(server: Pick<Server, 'once' | 'off' | 'listen' | 'address'>, port: number, host: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host || undefined, () => {
+      server.off('error', reject);
+      resolve((server.address() as AddressInfo).port);
+    });
+  });
 }
 
 /** Starts the protocol servers the config enables (`sftp.enable`, `ftp.enable`). */

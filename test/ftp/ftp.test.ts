@@ -11,6 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ProtocolListener } from '../../src/protocols/listeners.js';
 import { startFtpServer } from '../../src/protocols/ftp/server.js';
 import { BACKENDS } from '../helpers/backends.js';
+import { waitUntil } from '../helpers/wait.js';
 import { hasProgram } from '../helpers/daemons.js';
 import { localStorage, makeTree } from '../helpers/files.js';
 import { ADMIN_PASSWORD, startServer, type TestServer } from '../helpers/server.js';
@@ -27,13 +28,6 @@ if (missing.length > 0) {
   console.warn(`\n*** SKIPPING FTP tests with ${missing.join(', ')}: not installed ***\n`);
 }
 
-const waitFor = async (cond: () => boolean, ms = 5000) => {
-  const end = Date.now() + ms;
-  while (!cond()) {
-    if (Date.now() > end) throw new Error('timed out waiting');
-    await new Promise((r) => setTimeout(r, 50));
-  }
-};
 
 /** Collects a download into a buffer. */
 function sink(): { stream: Writable; bytes: () => Buffer } {
@@ -166,14 +160,14 @@ describe.each(BACKENDS)('FTP server on $name', (backend) => {
     let said = '';
     control.on('data', (d: string) => (said += d));
     const expectReply = async (code: number) => {
-      await waitFor(() => new RegExp(`^${code} `, 'm').test(said));
+      await waitUntil(() => new RegExp(`^${code} `, 'm').test(said));
       const out = said;
       said = '';
       return out;
     };
     await expectReply(220);
     control.write(`USER admin\r\nPASS ${ADMIN_PASSWORD}\r\n`);
-    await waitFor(() => /^230 /m.test(said));
+    await waitUntil(() => /^230 /m.test(said));
     said = '';
     control.write('EPSV\r\n');
     const port = Number(/\|\|\|(\d+)\|/.exec(await expectReply(229))![1]);
@@ -183,9 +177,9 @@ describe.each(BACKENDS)('FTP server on $name', (backend) => {
     await expectReply(150);
     data.write(randomBytes(512 * 1024));
     const tmp = path.join(root, '.atrium-tmp');
-    await waitFor(() => existsSync(tmp) && readdirSync(tmp).length > 0);
+    await waitUntil(() => existsSync(tmp) && readdirSync(tmp).length > 0);
     control.destroy();
-    await waitFor(() => readdirSync(tmp).length === 0);
+    await waitUntil(() => readdirSync(tmp).length === 0);
     data.destroy();
     expect(existsSync(path.join(root, 'dropped.bin'))).toBe(false);
   });

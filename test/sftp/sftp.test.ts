@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { READDIR_PAGE } from '../../src/protocols/sftp/session.js';
 import type { ProtocolListener } from '../../src/protocols/listeners.js';
 import { BACKENDS } from '../helpers/backends.js';
+import { waitUntil } from '../helpers/wait.js';
 import { localStorage, makeTree } from '../helpers/files.js';
 import { startServer, type TestServer } from '../helpers/server.js';
 import { call, connectSftp, type SftpSession, startSftp } from '../helpers/sftp.js';
@@ -18,13 +19,6 @@ const WRITE_BITS = 8 | 16 | 32 | 128;
 const PERMISSION_DENIED = 3;
 const NO_SUCH_FILE = 2;
 
-const waitFor = async (cond: () => boolean, ms = 5000) => {
-  const end = Date.now() + ms;
-  while (!cond()) {
-    if (Date.now() > end) throw new Error('timed out waiting');
-    await new Promise((r) => setTimeout(r, 50));
-  }
-};
 
 describe.each(BACKENDS)('SFTP server with the ssh2 client on $name', (backend) => {
   let s: TestServer;
@@ -261,9 +255,9 @@ describe.each(BACKENDS)('SFTP server with the ssh2 client on $name', (backend) =
       const h = await call<Buffer>(d.sftp, 'open', target, 'w');
       await call(d.sftp, 'write', h, randomBytes(256 * 1024), 0, 256 * 1024, 0);
       await call(d.sftp, 'write', h, randomBytes(256 * 1024), 0, 256 * 1024, 256 * 1024);
-      await waitFor(() => existsSync(tmpDir) && readdirSync(tmpDir).length > 0);
+      await waitUntil(() => existsSync(tmpDir) && readdirSync(tmpDir).length > 0);
       d.client.end();
-      await waitFor(() => readdirSync(tmpDir).length === 0);
+      await waitUntil(() => readdirSync(tmpDir).length === 0);
     }
     expect(existsSync(path.join(root, 'dropped.bin'))).toBe(false);
     expect(readFileSync(path.join(root, 'hello.txt'), 'utf8')).toBe('hello world');

@@ -1,7 +1,7 @@
 import net from 'node:net';
 import { parseListen } from '../../config/load.js';
 import type { Core } from '../../core.js';
-import type { ProtocolListener } from '../listeners.js';
+import { listenOn, type ProtocolListener } from '../listeners.js';
 import { FtpSession } from './session.js';
 
 /** The FTP server (config `ftp`, wire-api.md §15.3): plain FTP, passive mode. */
@@ -14,15 +14,8 @@ export async function startFtpServer(core: Core, listen = core.config.ftp.listen
     socket.on('close', () => sockets.delete(socket));
     new FtpSession(core, socket, core.config.ftp, log).start();
   });
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(port, host || undefined, () => {
-      server.off('error', reject);
-      resolve();
-    });
-  });
-  server.on('error', (err) => log.error({ err }, 'ftp server error'));
-  const actual = (server.address() as net.AddressInfo).port;
+  const actual = await listenOn(server, port, host);
+  server.on('error', (err: Error) => log.error({ err }, 'ftp server error'));
   return {
     url: `ftp://${host || '0.0.0.0'}:${actual}`,
     port: actual,

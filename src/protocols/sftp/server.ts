@@ -1,11 +1,10 @@
-import type { AddressInfo } from 'node:net';
 import type * as Ssh2 from 'ssh2';
 import type { CipherAlgorithm, Connection } from 'ssh2';
 import { parseListen } from '../../config/load.js';
 import type { Core } from '../../core.js';
 import type { User } from '../../db/users.js';
 import { lazyRequire } from '../../util/lazy-require.js';
-import type { ProtocolListener } from '../listeners.js';
+import { listenOn, type ProtocolListener } from '../listeners.js';
 import { UserFs } from '../user-fs.js';
 import { authenticate } from './auth.js';
 import { loadHostKey } from './host-key.js';
@@ -56,15 +55,8 @@ export async function startSftpServer(core: Core, listen = core.config.sftp.list
     client.on('error', (err) => log.debug({ err, ip: info.ip }, 'sftp connection error'));
     client.on('close', () => clients.delete(client));
   });
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(port, host || undefined, () => {
-      server.off('error', reject);
-      resolve();
-    });
-  });
+  const actual = await listenOn(server, port, host);
   server.on('error', (err: Error) => log.error({ err }, 'sftp server error'));
-  const actual = (server.address() as AddressInfo).port;
   return {
     url: `sftp://${host || '0.0.0.0'}:${actual}`,
     port: actual,
