@@ -2,6 +2,7 @@
 # Debian packages the tests use, installed when missing (apt-get update first, once).
 set -euo pipefail
 PACKAGES=(ffmpeg openssh-client aria2 qbittorrent-nox transmission-daemon litmus rclone)
+PACKAGES+=(sshpass openssh-server lftp curl)
 missing=()
 for p in "${PACKAGES[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")

@@ -7,6 +7,10 @@ need=()
 command -v nginx  >/dev/null 2>&1 || need+=(nginx)
 command -v rclone >/dev/null 2>&1 || need+=(rclone)
 command -v curl   >/dev/null 2>&1 || need+=(curl)
+# The `sftp` area: OpenSSH's client and a private sshd with Debian's sftp-server; sshpass.
+command -v sftp   >/dev/null 2>&1 || need+=(openssh-client)
+[ -x /usr/sbin/sshd ] || need+=(openssh-server)
+command -v sshpass >/dev/null 2>&1 || need+=(sshpass)
 
 # The `write` area uploads to nginx with WebDAV PUT: core ngx_http_dav_module, built into
 # Debian's nginx (no extra package; PROPFIND would need libnginx-mod-http-dav-ext, unused).

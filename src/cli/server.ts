@@ -2,6 +2,7 @@ import { loadConfig } from '../config/load.js';
 import { bootstrap, openCore } from '../core.js';
 import { buildApp } from '../server/app.js';
 import { listen } from '../server/listen.js';
+import { startProtocolListeners } from '../protocols/listeners.js';
 
 /** `atrium server`: bootstrap the data folder, start the listeners, stop cleanly on signals. */
 export async function runServer(dataDir: string, port?: number): Promise<void> {
@@ -16,6 +17,8 @@ export async function runServer(dataDir: string, port?: number): Promise<void> {
   }
   const app = await buildApp(core);
   const server = await listen(app, core, port);
+  const protocols = await startProtocolListeners(core);
+  server.urls.push(...protocols.map((p) => p.url));
   core.log.info({ urls: server.urls, data: core.dataDir }, 'atrium started');
   console.log(`Atrium is listening on ${server.urls.join(', ')} (data: ${core.dataDir})`);
 
@@ -26,6 +29,7 @@ export async function runServer(dataDir: string, port?: number): Promise<void> {
     core.log.info({ signal }, 'shutting down');
     const timer = setTimeout(() => process.exit(1), 10_000);
     timer.unref();
+    await Promise.all(protocols.map((p) => p.close()));
     await server.close();
     await core.close();
     process.exit(0);

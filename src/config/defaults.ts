@@ -65,6 +65,25 @@ export interface Config {
     allow_methods: string[];
     allow_headers: string[];
   };
+  ftp: FtpConfig;
+  sftp: {
+    enable: boolean;
+    listen: string;
+  };
+}
+
+/** The FTP server (wire-api.md §15.3); `listen` is `[host]:port`. */
+export interface FtpConfig {
+  enable: boolean;
+  listen: string;
+  find_pasv_port_attempts: number;
+  active_transfer_port_non_20: boolean;
+  idle_timeout: number;
+  connection_timeout: number;
+  disable_active_mode: boolean;
+  default_transfer_binary: boolean;
+  enable_active_conn_ip_check: boolean;
+  enable_pasv_conn_ip_check: boolean;
 }
 
 const task = (workers: number, max_retry: number, task_persistant: boolean): TaskKindConfig => ({
@@ -135,6 +154,22 @@ export function defaultConfig(): Config {
       allow_origins: ['*'],
       allow_methods: ['*'],
       allow_headers: ['*'],
+    },
+    ftp: {
+      enable: false,
+      listen: ':5221',
+      find_pasv_port_attempts: 50,
+      active_transfer_port_non_20: false,
+      idle_timeout: 900,
+      connection_timeout: 30,
+      disable_active_mode: false,
+      default_transfer_binary: false,
+      enable_active_conn_ip_check: true,
+      enable_pasv_conn_ip_check: true,
+    },
+    sftp: {
+      enable: false,
+      listen: ':5222',
     },
   };
 }

@@ -52,6 +52,11 @@ for (const kind of ['download', 'transfer', 'upload', 'copy', 'move', 'decompres
   ENV_FIELDS.push([`TASKS_${k}_TASK_PERSISTANT`, `tasks.${kind}.task_persistant`]);
 }
 
+ENV_FIELDS.push(['SFTP_ENABLE', 'sftp.enable'], ['SFTP_LISTEN', 'sftp.listen']);
+for (const key of ['enable', 'listen', 'find_pasv_port_attempts', 'active_transfer_port_non_20', 'idle_timeout', 'connection_timeout', 'disable_active_mode', 'default_transfer_binary', 'enable_active_conn_ip_check', 'enable_pasv_conn_ip_check']) {
+  ENV_FIELDS.push([`FTP_${key.toUpperCase()}`, `ftp.${key}`]);
+}
+
 export const ENV_FIELD_NAMES: ReadonlyArray<readonly [string, string]> = ENV_FIELDS;
 
 function lookup(env: NodeJS.ProcessEnv, name: string): [string, string] | undefined {

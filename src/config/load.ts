@@ -93,11 +93,26 @@ export function validateConfig(c: Config): void {
   }
   if (c.delayed_start < 0) throw new ConfigError('field "delayed_start" must not be negative');
   if (c.max_connections < 0) throw new ConfigError('field "max_connections" must not be negative');
+  if (c.sftp) parseListen('sftp.listen', c.sftp.listen);
+  if (c.ftp) {
+    parseListen('ftp.listen', c.ftp.listen);
+    for (const key of ['find_pasv_port_attempts', 'idle_timeout', 'connection_timeout'] as const) {
+      if (c.ftp[key] < 0) throw new ConfigError(`field "ftp.${key}" must not be negative`);
+    }
+  }
   for (const [kind, t] of Object.entries(c.tasks)) {
     if (typeof t !== 'object') continue;
     if (t.workers < 1) throw new ConfigError(`field "tasks.${kind}.workers" must be at least 1`);
     if (t.max_retry < 0) throw new ConfigError(`field "tasks.${kind}.max_retry" must not be negative`);
   }
+}
+
+/** `[host]:port` of the FTP and SFTP listeners (an IPv6 host in brackets). */
+export function parseListen(field: string, listen: string): { host: string; port: number } {
+  const m = /^(?:\[([^\]]+)\]|([^:\[\]]*)):(\d{1,5})$/.exec(listen.trim());
+  const port = m ? Number(m[3]) : Number.NaN;
+  if (!m || port > 65535) throw new ConfigError(`field "${field}" must be "[host]:port" such as ":5222" or "127.0.0.1:5222", got "${listen}"`);
+  return { host: m[1] ?? m[2] ?? '', port };
 }
 
 function resolveIn(dataDir: string, p: string): string {

@@ -101,6 +101,8 @@ export interface Driver {
    * complete: a failed or interrupted put leaves no partial file under the real name.
    */
   put?(dstDir: string, file: UploadStream): Promise<void>;
+  /** Sets the modification time of a file or folder (SFTP setstat, rclone's modtime). */
+  setModified?(path: string, modified: Date): Promise<void>;
 }
 
 /** A file to store: a stream of known (or unknown, -1) size. */

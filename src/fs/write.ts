@@ -389,6 +389,14 @@ export class FsWriter {
     this.changed(dir);
   }
 
+  /** Sets the modification time of a file or folder (SFTP setstat). */
+  async setModified(virtualPath: string, modified: Date): Promise<void> {
+    await this.fs.storages.ready();
+    const r = this.resolve(virtualPath);
+    await wrap(this.need(r, 'setModified')(r.actualPath, modified));
+    this.changed(path.posix.dirname(virtualPath));
+  }
+
   /**
    * Queues an `upload` task storing a body the caller spooled into temp_dir. The task owns the
    * spooled file (deleted once stored, or after the last failed attempt), so a restart resumes it.

@@ -312,6 +312,15 @@ export class LocalDriver implements Driver {
     }
   }
 
+  async setModified(rel: string, modified: Date): Promise<void> {
+    const real = await this.resolve(rel);
+    try {
+      await fs.utimes(real, modified, modified);
+    } catch (err) {
+      throw fsError(err);
+    }
+  }
+
   async listStamp(dir: string): Promise<string> {
     const st = await fs.stat(await this.resolve(dir));
     return `${st.ino}:${st.mtimeMs}`;

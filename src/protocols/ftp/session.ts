@@ -1,0 +1,375 @@
+import type net from 'node:net';
+import path from 'node:path';
+import { pipeline } from 'node:stream/promises';
+import { can, PERM } from '../../auth/permissions.js';
+import type { FtpConfig } from '../../config/defaults.js';
+import type { Core } from '../../core.js';
+import { ROLE_GUEST } from '../../db/users.js';
+import type { Obj } from '../../drivers/types.js';
+import { AppError } from '../../errors.js';
+import type { Logger } from '../../logger.js';
+import { lsLine } from '../ls-line.js';
+import { isNotFound, mayConnect, UserFs } from '../user-fs.js';
+import { PassiveListener, parsePortMap } from './passive.js';
+
+const MAX_LINE = 8192;
+
+/** A reply to send: an FTP code and its text (several lines for multi-line replies). */
+class Reply extends Error {
+  constructor(
+    readonly code: number,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+const FEATURES = ['UTF8', 'EPSV', 'PASV', 'SIZE', 'MDTM', 'MFMT', 'REST STREAM', 'MLST type*;size*;modify*;', 'TVFS'];
+
+/** `YYYYMMDDHHMMSS` in UTC, as MDTM and MLSD give times. */
+const ftpTime = (d: Date) => d.toISOString().replace(/[-:T]/g, '').slice(0, 14);
+
+function parseFtpTime(s: string): Date | undefined {
+  const m = /^(\d{4})(\d{2})(\d{2})(\d{2})(\d{2})(\d{2})(?:\.\d+)?$/.exec(s);
+  if (!m) return undefined;
+  const d = new Date(Date.UTC(+m[1]!, +m[2]! - 1, +m[3]!, +m[4]!, +m[5]!, +m[6]!));
+  return Number.isNaN(d.getTime()) ? undefined : d;
+}
+
+const mlsFacts = (o: Obj) => `type=${o.isDir ? 'dir' : 'file'};size=${o.size};modify=${ftpTime(o.modified)}; ${o.name}`;
+
+/**
+ * One FTP control connection (wire-api.md §15.3), passive mode only: login (users by password
+ * with the login lockout; `anonymous`/`guest` as the guest, the password being the path
+ * password), then folder listings, downloads with REST, uploads streamed into `fs` put, mkdir,
+ * delete, rename, all through `UserFs` with the same rules as every other front.
+ */
+export class FtpSession {
+  private username = '';
+  private ufs?: UserFs;
+  private cwd = '/';
+  private passive?: PassiveListener;
+  private restOffset = 0;
+  private renameFrom?: string;
+  private transfer?: net.Socket;
+  private buffer = '';
+  private queue: Promise<void> = Promise.resolve();
+  private idleTimer?: NodeJS.Timeout;
+  private closed = false;
+
+  constructor(
+    private readonly core: Core,
+    private readonly socket: net.Socket,
+    private readonly config: FtpConfig,
+    private readonly log: Logger,
+  ) {}
+
+  start(): void {
+    const banner = this.core.settings.get('announcement').trim();
+    const lines = banner ? banner.split(/\r?\n/).map((l) => ` ${l}`) : [];
+    this.send(220, [...lines, 'Atrium FTP Endpoint'].join('\n'));
+    this.socket.setEncoding('utf8');
+    this.socket.on('data', (chunk: string) => this.onData(chunk));
+    this.socket.on('close', () => this.cleanup());
+    this.socket.on('error', () => this.cleanup());
+    this.touch();
+  }
+
+  private touch(): void {
+    clearTimeout(this.idleTimer);
+    if (this.config.idle_timeout <= 0) return;
+    this.idleTimer = setTimeout(() => {
+      this.send(421, 'Idle timeout, closing the connection');
+      this.socket.end();
+    }, this.config.idle_timeout * 1000);
+    this.idleTimer.unref();
+  }
+
+  private cleanup(): void {
+    this.closed = true;
+    clearTimeout(this.idleTimer);
+    this.passive?.close();
+    this.transfer?.destroy(new Error('the control connection closed'));
+  }
+
+  private send(code: number, text: string): void {
+    if (this.closed || this.socket.destroyed) return;
+    const lines = text.split('\n');
+    if (lines.length === 1) {
+      this.socket.write(`${code} ${text}\r\n`);
+      return;
+    }
+    const last = lines.pop()!;
+    this.socket.write(`${code}-${lines.join('\r\n')}\r\n${code} ${last}\r\n`);
+  }
+
+  private onData(chunk: string): void {
+    this.buffer += chunk;
+    if (this.buffer.length > MAX_LINE && !this.buffer.includes('\n')) {
+      this.send(500, 'Command line too long');
+      this.socket.destroy();
+      return;
+    }
+    let nl: number;
+    while ((nl = this.buffer.indexOf('\n')) >= 0) {
+      const line = this.buffer.slice(0, nl).replace(/\r$/, '');
+      this.buffer = this.buffer.slice(nl + 1);
+      this.touch();
+      const space = line.indexOf(' ');
+      const cmd = (space < 0 ? line : line.slice(0, space)).toUpperCase();
+      const arg = space < 0 ? '' : line.slice(space + 1);
+      // ABOR acts at once on a running transfer, then takes its turn for its reply.
+      if (cmd === 'ABOR') this.transfer?.destroy(new Error('aborted'));
+      this.queue = this.queue.then(() => this.handle(cmd, arg));
+    }
+  }
+
+  private async handle(cmd: string, arg: string): Promise<void> {
+    try {
+      const [code, text] = await this.command(cmd, arg);
+      this.send(code, text);
+    } catch (err) {
+      const { code, text } = this.failure(err, cmd);
+      this.send(code, text);
+    }
+  }
+
+  private failure(err: unknown, cmd: string): { code: number; text: string } {
+    if (err instanceof Reply) return { code: err.code, text: err.message };
+    if (isNotFound(err)) return { code: 550, text: 'No such file or folder' };
+    if (err instanceof AppError) return { code: err.code === 403 || err.code === 401 ? 550 : err.code === 400 ? 553 : 451, text: err.message };
+    this.log.warn({ err, cmd, user: this.username }, 'ftp command failed');
+    return { code: 451, text: (err as Error)?.message ?? 'failure' };
+  }
+
+  private fs(): UserFs {
+    if (!this.ufs) throw new Reply(530, 'Please login with USER and PASS');
+    return this.ufs;
+  }
+
+  /** A client path (absolute, or relative to the current folder) as a virtual path. */
+  private resolve(arg: string): string {
+    const p = arg.trim() === '' ? this.cwd : arg.startsWith('/') ? arg : path.posix.join(this.cwd, arg);
+    return this.fs().virtual(p);
+  }
+
+  private async command(cmd: string, arg: string): Promise<[number, string]> {
+    switch (cmd) {
+      case 'USER':
+        this.username = arg.trim();
+        this.ufs = undefined;
+        return [331, 'Password required'];
+      case 'PASS':
+        return this.login(arg);
+      case 'QUIT':
+        setImmediate(() => this.socket.end());
+        return [221, 'Goodbye'];
+      case 'NOOP':
+        return [200, 'OK'];
+      case 'FEAT':
+        return [211, ['Features:', ...FEATURES.map((f) => ` ${f}`), 'End'].join('\n')];
+      case 'OPTS':
+        return /^utf8( on)?$/i.test(arg.trim()) ? [200, 'UTF8 mode is always on'] : [501, 'Option not understood'];
+      case 'SYST':
+        return [215, 'UNIX Type: L8'];
+      case 'AUTH':
+        return [502, 'TLS is not supported'];
+      case 'PORT':
+      case 'EPRT':
+        return [502, 'Active mode is not supported, use passive mode (PASV or EPSV)'];
+    }
+    const ufs = this.fs();
+    switch (cmd) {
+      case 'PWD':
+      case 'XPWD':
+        return [257, `"${this.cwd.replace(/"/g, '""')}" is the current folder`];
+      case 'CWD':
+      case 'XCWD':
+        return this.cwdTo(arg);
+      case 'CDUP':
+      case 'XCUP':
+        return this.cwdTo('..');
+      case 'TYPE':
+        return /^[AI]( N)?$|^L 8$/i.test(arg.trim()) ? [200, `Type set to ${arg.trim().toUpperCase()} (transfers are binary)`] : [504, 'Type not supported'];
+      case 'MODE':
+        return arg.trim().toUpperCase() === 'S' ? [200, 'Mode S'] : [504, 'Only stream mode is supported'];
+      case 'STRU':
+        return arg.trim().toUpperCase() === 'F' ? [200, 'Structure F'] : [504, 'Only file structure is supported'];
+      case 'PASV':
+      case 'EPSV':
+        return this.openPassive(cmd === 'EPSV');
+      case 'REST': {
+        const n = Number(arg.trim());
+        if (!Number.isSafeInteger(n) || n < 0) return [501, 'REST needs a byte offset'];
+        this.restOffset = n;
+        return [350, `Restarting at ${n}`];
+      }
+      case 'LIST':
+      case 'NLST':
+      case 'MLSD':
+        return this.listing(cmd, arg);
+      case 'MLST': {
+        const p = this.resolve(arg);
+        const obj = await ufs.stat(p);
+        return [250, ['Listing', ` ${mlsFacts({ ...obj, name: ufs.client(p) })}`, 'End'].join('\n')];
+      }
+      case 'SIZE': {
+        const obj = await ufs.stat(this.resolve(arg));
+        if (obj.isDir) return [550, 'Not a file'];
+        return [213, String(obj.size)];
+      }
+      case 'MDTM':
+        return [213, ftpTime((await ufs.stat(this.resolve(arg))).modified)];
+      case 'MFMT': {
+        const space = arg.indexOf(' ');
+        const when = parseFtpTime(arg.slice(0, space));
+        if (space < 0 || !when) return [501, 'MFMT needs a time (YYYYMMDDHHMMSS) and a path'];
+        await ufs.setModified(this.resolve(arg.slice(space + 1)), when);
+        return [213, `Modify=${ftpTime(when)}; ${arg.slice(space + 1)}`];
+      }
+      case 'RETR':
+        return this.retrieve(arg);
+      case 'STOR':
+        return this.store(arg);
+      case 'DELE':
+        await ufs.remove(this.resolve(arg), false);
+        return [250, 'Deleted'];
+      case 'RMD':
+      case 'XRMD':
+        await ufs.remove(this.resolve(arg), true);
+        return [250, 'Folder removed'];
+      case 'MKD':
+      case 'XMKD': {
+        const p = this.resolve(arg);
+        await ufs.mkdir(p);
+        return [257, `"${ufs.client(p).replace(/"/g, '""')}" created`];
+      }
+      case 'RNFR':
+        this.renameFrom = this.resolve(arg);
+        await ufs.stat(this.renameFrom);
+        return [350, 'Ready for RNTO'];
+      case 'RNTO': {
+        const from = this.renameFrom;
+        this.renameFrom = undefined;
+        if (!from) return [503, 'RNFR first'];
+        await ufs.rename(from, this.resolve(arg), false);
+        return [250, 'Renamed'];
+      }
+      case 'ABOR':
+        return [226, 'Aborted'];
+      default:
+        return [502, `${cmd} is not implemented`];
+    }
+  }
+
+  private async login(password: string): Promise<[number, string]> {
+    if (!this.username) return [503, 'USER first'];
+    const anonymous = this.username === 'anonymous' || this.username === 'guest';
+    let user;
+    if (anonymous) {
+      user = await this.core.repos.users.byRole(ROLE_GUEST);
+    } else {
+      try {
+        user = await this.core.accounts.checkPassword(this.username, password, this.socket.remoteAddress ?? '');
+      } catch (err) {
+        if (err instanceof AppError && err.code === 429) return [421, err.message];
+        return [530, 'Login incorrect'];
+      }
+    }
+    if (!mayConnect(user)) return [530, 'Login incorrect'];
+    this.ufs = new UserFs(this.core, user, anonymous ? password : '');
+    this.cwd = '/';
+    return [230, 'Logged in'];
+  }
+
+  private async cwdTo(arg: string): Promise<[number, string]> {
+    const p = this.resolve(arg);
+    await this.fs().folder(p);
+    this.cwd = this.fs().client(p);
+    return [250, `Folder changed to ${this.cwd}`];
+  }
+
+  private async openPassive(extended: boolean): Promise<[number, string]> {
+    this.passive?.close();
+    const local = this.socket.localAddress ?? '127.0.0.1';
+    const listener = new PassiveListener(this.socket.remoteAddress ?? '', this.config.enable_pasv_conn_ip_check);
+    await listener.listen(local, parsePortMap(this.core.settings.get('ftp_pasv_port_map')), this.config.find_pasv_port_attempts);
+    this.passive = listener;
+    const port = listener.exposedPort;
+    if (extended) return [229, `Entering Extended Passive Mode (|||${port}|)`];
+    const publicHost = this.core.settings.get('ftp_public_host').trim();
+    const host = /^\d+\.\d+\.\d+\.\d+$/.test(publicHost) ? publicHost : local.replace(/^::ffff:/, '');
+    if (!/^\d+\.\d+\.\d+\.\d+$/.test(host)) return [425, 'PASV needs an IPv4 address, use EPSV'];
+    return [227, `Entering Passive Mode (${host.replace(/\./g, ',')},${port >> 8},${port & 255})`];
+  }
+
+  /** Runs `work` on the data connection of the last PASV/EPSV, with the 150 / 226 replies. */
+  private async withData(work: (data: net.Socket) => Promise<void>): Promise<[number, string]> {
+    const listener = this.passive;
+    this.passive = undefined;
+    if (!listener) throw new Reply(425, 'Use PASV or EPSV first');
+    let data: net.Socket;
+    try {
+      data = await listener.accept(this.config.connection_timeout * 1000 || 30_000);
+    } catch (err) {
+      listener.close();
+      throw new Reply(425, (err as Error).message);
+    }
+    this.send(150, 'Opening data connection');
+    this.transfer = data;
+    try {
+      await work(data);
+    } catch (err) {
+      data.destroy();
+      if (err instanceof Reply || err instanceof AppError) throw err;
+      throw new Reply(426, `Transfer aborted: ${(err as Error).message}`);
+    } finally {
+      this.transfer = undefined;
+      listener.close();
+    }
+    return [226, 'Transfer complete'];
+  }
+
+  private async listing(cmd: string, arg: string): Promise<[number, string]> {
+    const ufs = this.fs();
+    const target = arg.split(' ').filter((a) => a !== '' && !a.startsWith('-')).join(' ');
+    const p = this.resolve(target);
+    const obj = await ufs.stat(p);
+    const entries = obj.isDir ? await ufs.list(p) : [obj];
+    const owner = ufs.user.username.replace(/\s/g, '_') || 'ftp';
+    const writable = can(ufs.user, PERM.FTP_WRITE);
+    const mode = (o: Obj) => (o.isDir ? (writable ? 0o755 : 0o555) : writable ? 0o644 : 0o444);
+    const line = (o: Obj) => (cmd === 'NLST' ? o.name : cmd === 'MLSD' ? mlsFacts(o) : lsLine(o, mode(o), owner));
+    return this.withData(async (data) => {
+      const body = entries.map((o) => `${line(o)}\r\n`).join('');
+      await new Promise<void>((resolve, reject) => {
+        data.once('error', reject);
+        data.end(body, () => resolve());
+      });
+    });
+  }
+
+  private async retrieve(arg: string): Promise<[number, string]> {
+    const offset = this.restOffset;
+    this.restOffset = 0;
+    const { stream } = await this.fs().openRead(this.resolve(arg), offset);
+    try {
+      return await this.withData(async (data) => {
+        await pipeline(stream, data);
+      });
+    } finally {
+      stream.destroy();
+    }
+  }
+
+  private async store(arg: string): Promise<[number, string]> {
+    const ufs = this.fs();
+    const p = this.resolve(arg);
+    if (this.restOffset !== 0) {
+      this.restOffset = 0;
+      throw new Reply(554, 'Resuming an upload is not supported');
+    }
+    await ufs.checkUpload(p, true);
+    return this.withData((data) => ufs.upload(p, data, true));
+  }
+}

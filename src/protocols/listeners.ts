@@ -1,0 +1,36 @@
+import type { AddressInfo, Server } from 'node:net';
+import type { Core } from '../core.js';
+import { startFtpServer } from './ftp/server.js';
+import { startSftpServer } from './sftp/server.js';
+
+/** A protocol server on a port of its own. */
+export interface ProtocolListener {
+  /** Where it listens, for the start-up message. */
+  url: string;
+  port: number;
+  close(): Promise<void>;
+}
+
+/** Listens on `host:port` (all addresses when `host` is empty); resolves with the port taken. */
+export function listenOn(server: Pick<Server, 'once' | 'off' | 'listen' | 'address'>, port: number, host: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host || undefined, () => {
+      server.off('error', reject);
+      resolve((server.address() as AddressInfo).port);
+    });
+  });
+}
+
+/** Starts the protocol servers the config enables (`sftp.enable`, `ftp.enable`). */
+export async function startProtocolListeners(core: Core): Promise<ProtocolListener[]> {
+  const started: ProtocolListener[] = [];
+  try {
+    if (core.config.sftp.enable) started.push(await startSftpServer(core));
+    if (core.config.ftp.enable) started.push(await startFtpServer(core));
+  } catch (err) {
+    await Promise.all(started.map((l) => l.close()));
+    throw err;
+  }
+  return started;
+}

@@ -1,0 +1,68 @@
+import type * as Ssh2 from 'ssh2';
+import type { CipherAlgorithm, Connection } from 'ssh2';
+import { parseListen } from '../../config/load.js';
+import type { Core } from '../../core.js';
+import type { User } from '../../db/users.js';
+import { lazyRequire } from '../../util/lazy-require.js';
+import { listenOn, type ProtocolListener } from '../listeners.js';
+import { UserFs } from '../user-fs.js';
+import { authenticate } from './auth.js';
+import { loadHostKey } from './host-key.js';
+import { serveSftp } from './session.js';
+
+const loadSsh2 = lazyRequire<typeof Ssh2>('ssh2');
+
+/**
+ * Prefers AES-GCM (hardware AES through OpenSSL) over ChaCha20-Poly1305: SSH clients take their
+ * own first choice the server offers, and ChaCha20 costs ssh2 several times more CPU per byte.
+ */
+const CIPHERS: CipherAlgorithm[] = ['aes128-gcm@openssh.com', 'aes256-gcm@openssh.com', 'aes128-ctr', 'aes192-ctr', 'aes256-ctr'];
+
+/**
+ * The SFTP server (config `sftp`, wire-api.md §15.4): SSH with the host key kept in the data
+ * folder, password and public-key logins, and only the `sftp` subsystem (no shell, no exec).
+ */
+export async function startSftpServer(core: Core, listen = core.config.sftp.listen): Promise<ProtocolListener> {
+  const ssh2 = loadSsh2();
+  const { host, port } = parseListen('sftp.listen', listen);
+  const hostKey = await loadHostKey(ssh2, core.dataDir);
+  const log = core.log.child({ service: 'sftp' });
+  const clients = new Set<Connection>();
+  const banner = core.settings.get('announcement');
+  const server = new ssh2.Server({ hostKeys: [hostKey], ident: 'Atrium', banner: banner ? `${banner}\n` : undefined, algorithms: { cipher: CIPHERS } }, (client, info) => {
+    clients.add(client);
+    let user: User | undefined;
+    client.on('authentication', (ctx) => {
+      authenticate(ssh2, core, ctx, info.ip).then(
+        (u) => {
+          if (u) user = u;
+        },
+        (err: unknown) => {
+          log.error({ err }, 'sftp authentication failed');
+          ctx.reject();
+        },
+      );
+    });
+    client.on('ready', () => {
+      client.on('session', (accept) => {
+        const session = accept();
+        session.on('sftp', (acceptSftp) => {
+          if (!user) return;
+          serveSftp(acceptSftp(), new UserFs(core, user), log);
+        });
+      });
+    });
+    client.on('error', (err) => log.debug({ err, ip: info.ip }, 'sftp connection error'));
+    client.on('close', () => clients.delete(client));
+  });
+  const actual = await listenOn(server, port, host);
+  server.on('error', (err: Error) => log.error({ err }, 'sftp server error'));
+  return {
+    url: `sftp://${host || '0.0.0.0'}:${actual}`,
+    port: actual,
+    close: async () => {
+      for (const c of clients) c.end();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}

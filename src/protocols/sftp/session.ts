@@ -1,0 +1,275 @@
+import type { Attributes, SFTPWrapper } from 'ssh2';
+import { can, PERM } from '../../auth/permissions.js';
+import type { Obj } from '../../drivers/types.js';
+import { AppError } from '../../errors.js';
+import type { Logger } from '../../logger.js';
+import { lsLine } from '../ls-line.js';
+import { isNotFound, type UserFs } from '../user-fs.js';
+import { DirHandle, DownloadHandle, UnsupportedWrite, UploadHandle } from './handles.js';
+
+/** SFTP v3 status codes and open flags (draft-ietf-secsh-filexfer-02). */
+export const STATUS = { OK: 0, EOF: 1, NO_SUCH_FILE: 2, PERMISSION_DENIED: 3, FAILURE: 4, BAD_MESSAGE: 5, OP_UNSUPPORTED: 8 } as const;
+const FLAG = { READ: 0x01, WRITE: 0x02, APPEND: 0x04, CREAT: 0x08, TRUNC: 0x10, EXCL: 0x20 } as const;
+/** Entries per READDIR answer: a big folder is sent in pages. */
+export const READDIR_PAGE = 200;
+
+class SftpStatus extends Error {
+  constructor(
+    readonly code: number,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+type Handle = DownloadHandle | UploadHandle | DirHandle;
+
+/** The status an error answers: not found, permission denied, unsupported, or failure with its text. */
+function statusOf(err: unknown): { code: number; message: string } {
+  if (err instanceof SftpStatus) return { code: err.code, message: err.message };
+  if (err instanceof UnsupportedWrite) return { code: STATUS.OP_UNSUPPORTED, message: err.message };
+  if (isNotFound(err)) return { code: STATUS.NO_SUCH_FILE, message: 'No such file' };
+  if (err instanceof AppError && (err.code === 403 || err.code === 401)) return { code: STATUS.PERMISSION_DENIED, message: err.message };
+  return { code: STATUS.FAILURE, message: (err as Error)?.message ?? 'failure' };
+}
+
+/**
+ * Serves one SFTP channel for one user over `UserFs`: every request is answered once, errors as
+ * SFTP status codes; uploads still open when the channel goes away are dropped, storing nothing.
+ */
+export function serveSftp(sftp: SFTPWrapper, ufs: UserFs, log: Logger): void {
+  const handles = new Map<number, Handle>();
+  let nextHandle = 1;
+  const owner = ufs.user.username.replace(/\s/g, '_') || 'atrium';
+  const writable = can(ufs.user, PERM.FTP_WRITE);
+
+  const attrsOf = (obj: Obj): Attributes => {
+    const mtime = Math.floor(obj.modified.getTime() / 1000);
+    return { mode: (obj.isDir ? 0o040000 : 0o100000) | modeOf(obj), uid: 0, gid: 0, size: obj.size, atime: mtime, mtime };
+  };
+  const modeOf = (obj: Obj) => (obj.isDir ? (writable ? 0o755 : 0o555) : writable ? 0o644 : 0o444);
+
+  const addHandle = (h: Handle): Buffer => {
+    const id = nextHandle++;
+    handles.set(id, h);
+    const buf = Buffer.alloc(4);
+    buf.writeUInt32BE(id);
+    return buf;
+  };
+  const handleOf = <T extends Handle>(buf: Buffer, kind: new (...a: never[]) => T): T => {
+    const h = buf.length === 4 ? handles.get(buf.readUInt32BE()) : undefined;
+    if (!h) throw new SftpStatus(STATUS.FAILURE, 'invalid handle');
+    if (!(h instanceof kind)) throw new SftpStatus(STATUS.FAILURE, 'the handle is not of the right kind for this request');
+    return h;
+  };
+  const anyHandle = (buf: Buffer): Handle => {
+    const h = buf.length === 4 ? handles.get(buf.readUInt32BE()) : undefined;
+    if (!h) throw new SftpStatus(STATUS.FAILURE, 'invalid handle');
+    return h;
+  };
+
+  /** Runs a request, answering its failure as a status. */
+  const run = (reqId: number, what: string, work: () => Promise<void>) => {
+    work().catch((err: unknown) => {
+      const { code, message } = statusOf(err);
+      if (code === STATUS.FAILURE && !(err instanceof AppError)) log.warn({ err, user: ufs.user.username }, `sftp ${what} failed`);
+      sftp.status(reqId, code, message);
+    });
+  };
+  const ok = (reqId: number) => sftp.status(reqId, STATUS.OK);
+
+  sftp.on('REALPATH', (reqId, p) =>
+    run(reqId, 'realpath', async () => {
+      const clean = ufs.client(ufs.virtual(p));
+      sftp.name(reqId, [{ filename: clean, longname: clean, attrs: {} as Attributes }]);
+    }),
+  );
+
+  const stat = (reqId: number, p: string) =>
+    run(reqId, 'stat', async () => {
+      sftp.attrs(reqId, attrsOf(await ufs.stat(ufs.virtual(p))));
+    });
+  sftp.on('STAT', stat);
+  sftp.on('LSTAT', stat);
+
+  sftp.on('FSTAT', (reqId, buf) =>
+    run(reqId, 'fstat', async () => {
+      const h = anyHandle(buf);
+      if (h instanceof UploadHandle) {
+        const now = Math.floor(Date.now() / 1000);
+        sftp.attrs(reqId, { mode: 0o100000 | (writable ? 0o644 : 0o444), uid: 0, gid: 0, size: h.size, atime: now, mtime: now });
+      } else if (h instanceof DownloadHandle) sftp.attrs(reqId, attrsOf(h.obj));
+      else sftp.attrs(reqId, attrsOf(await ufs.stat(h.path)));
+    }),
+  );
+
+  sftp.on('OPEN', (reqId, filename, flags) =>
+    run(reqId, 'open', async () => {
+      const p = ufs.virtual(filename);
+      if (flags & FLAG.APPEND) throw new SftpStatus(STATUS.OP_UNSUPPORTED, 'appending to a file is not supported');
+      if (!(flags & FLAG.WRITE)) {
+        const obj = await ufs.stat(p);
+        if (obj.isDir) throw new SftpStatus(STATUS.FAILURE, 'is a folder');
+        sftp.handle(reqId, addHandle(new DownloadHandle(p, obj, obj.size, async (start) => (await ufs.openRead(p, start)).stream)));
+        return;
+      }
+      const existing = await ufs.checkUpload(p, !(flags & FLAG.EXCL));
+      if (!existing && !(flags & FLAG.CREAT)) throw new SftpStatus(STATUS.NO_SUCH_FILE, 'No such file');
+      const upload = new UploadHandle(p, (stream) => ufs.upload(p, stream, true));
+      sftp.handle(reqId, addHandle(upload));
+    }),
+  );
+
+  sftp.on('READ', (reqId, buf, offset, len) =>
+    run(reqId, 'read', async () => {
+      const data = await handleOf(buf, DownloadHandle).read(offset, len);
+      if (data) sftp.data(reqId, data);
+      else sftp.status(reqId, STATUS.EOF);
+    }),
+  );
+
+  sftp.on('WRITE', (reqId, buf, offset, data) =>
+    run(reqId, 'write', async () => {
+      await handleOf(buf, UploadHandle).write(offset, data);
+      ok(reqId);
+    }),
+  );
+
+  sftp.on('CLOSE', (reqId, buf) =>
+    run(reqId, 'close', async () => {
+      const h = anyHandle(buf);
+      handles.delete(buf.readUInt32BE());
+      if (h instanceof UploadHandle) {
+        await h.close();
+        if (h.modified) await ufs.setModified(h.path, h.modified);
+      } else if (h instanceof DownloadHandle) h.close();
+      ok(reqId);
+    }),
+  );
+
+  sftp.on('OPENDIR', (reqId, p) =>
+    run(reqId, 'opendir', async () => {
+      const dir = ufs.virtual(p);
+      sftp.handle(reqId, addHandle(new DirHandle(dir, await ufs.list(dir))));
+    }),
+  );
+
+  sftp.on('READDIR', (reqId, buf) =>
+    run(reqId, 'readdir', async () => {
+      const page = handleOf(buf, DirHandle).next(READDIR_PAGE);
+      if (page.length === 0) {
+        sftp.status(reqId, STATUS.EOF);
+        return;
+      }
+      sftp.name(
+        reqId,
+        page.map((o) => ({ filename: o.name, longname: lsLine(o, modeOf(o), owner), attrs: attrsOf(o) })),
+      );
+    }),
+  );
+
+  sftp.on('MKDIR', (reqId, p) =>
+    run(reqId, 'mkdir', async () => {
+      await ufs.mkdir(ufs.virtual(p));
+      ok(reqId);
+    }),
+  );
+  sftp.on('RMDIR', (reqId, p) =>
+    run(reqId, 'rmdir', async () => {
+      await ufs.remove(ufs.virtual(p), true);
+      ok(reqId);
+    }),
+  );
+  sftp.on('REMOVE', (reqId, p) =>
+    run(reqId, 'remove', async () => {
+      await ufs.remove(ufs.virtual(p), false);
+      ok(reqId);
+    }),
+  );
+  sftp.on('RENAME', (reqId, from, to) =>
+    run(reqId, 'rename', async () => {
+      await ufs.rename(ufs.virtual(from), ufs.virtual(to), false);
+      ok(reqId);
+    }),
+  );
+
+  /** Applies the parts of a setstat Atrium can keep: times; an unchanged size; modes are not kept. */
+  const setstat = async (p: string, attrs: Attributes, upload?: UploadHandle) => {
+    if (attrs.size !== undefined) {
+      const size = upload ? upload.size : (await ufs.stat(p)).size;
+      if (attrs.size !== size) throw new SftpStatus(STATUS.OP_UNSUPPORTED, 'changing the size of a file is not supported');
+    }
+    if (attrs.mtime === undefined) return;
+    const modified = new Date(attrs.mtime * 1000);
+    if (upload) {
+      await ufs.checkUpload(p, true);
+      upload.modified = modified;
+    } else await ufs.setModified(p, modified);
+  };
+  sftp.on('SETSTAT', (reqId, p, attrs) =>
+    run(reqId, 'setstat', async () => {
+      await setstat(ufs.virtual(p), attrs);
+      ok(reqId);
+    }),
+  );
+  sftp.on('FSETSTAT', (reqId, buf, attrs) =>
+    run(reqId, 'fsetstat', async () => {
+      const h = anyHandle(buf);
+      if (h instanceof DirHandle) throw new SftpStatus(STATUS.OP_UNSUPPORTED, 'setting attributes of an open folder is not supported');
+      await setstat(h.path, attrs, h instanceof UploadHandle ? h : undefined);
+      ok(reqId);
+    }),
+  );
+
+  sftp.on('READLINK', (reqId) => sftp.status(reqId, STATUS.OP_UNSUPPORTED, 'symbolic links are not supported'));
+  sftp.on('SYMLINK', (reqId) => sftp.status(reqId, STATUS.OP_UNSUPPORTED, 'symbolic links are not supported'));
+
+  sftp.on('EXTENDED', (reqId, name, data) => {
+    if (name !== 'posix-rename@openssh.com') {
+      sftp.status(reqId, STATUS.OP_UNSUPPORTED, `${name} is not supported`);
+      return;
+    }
+    run(reqId, 'posix-rename', async () => {
+      const [from, to] = readStrings(data, 2);
+      if (from === undefined || to === undefined) throw new SftpStatus(STATUS.BAD_MESSAGE, 'malformed posix-rename request');
+      await ufs.rename(ufs.virtual(from), ufs.virtual(to), true);
+      ok(reqId);
+    });
+  });
+
+  const closeAll = () => {
+    for (const h of handles.values()) {
+      if (h instanceof UploadHandle) h.abort(new Error('the connection closed before the file was closed'));
+      else if (h instanceof DownloadHandle) h.close();
+    }
+    handles.clear();
+  };
+  sftp.on('close', closeAll);
+  sftp.on('error', closeAll);
+  // The client's EOF: close our side too, or OpenSSH waits for the channel to close.
+  sftp.on('end', () => {
+    closeAll();
+    sftp.end();
+  });
+}
+
+/** `count` SSH strings from a request's data. */
+function readStrings(data: Buffer | undefined, count: number): Array<string | undefined> {
+  const out: Array<string | undefined> = [];
+  let p = 0;
+  for (let i = 0; i < count; i++) {
+    if (!data || p + 4 > data.length) {
+      out.push(undefined);
+      continue;
+    }
+    const len = data.readUInt32BE(p);
+    p += 4;
+    if (p + len > data.length) {
+      out.push(undefined);
+      continue;
+    }
+    out.push(data.toString('utf8', p, p + len));
+    p += len;
+  }
+  return out;
+}

@@ -1,0 +1,160 @@
+import { execFile, execFileSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { hasProgram } from '../helpers/daemons.js';
+import { atrium, callApi, freePort, type ServerProcess, startServerProcess } from '../helpers/process.js';
+
+/**
+ * The SFTP server started by `atrium server` from config (`sftp.enable`, `sftp.listen`), used by
+ * real clients: OpenSSH's `sftp` in batch mode (password through sshpass, and a registered key)
+ * and rclone's sftp backend (a round trip of 1 000 files).
+ */
+const PROGRAMS = ['sftp', 'sshpass', 'ssh-keygen', 'rclone'];
+const missing = PROGRAMS.filter((p) => !hasProgram(p));
+if (missing.length > 0) {
+  if (process.env.CI) throw new Error(`CI needs ${missing.join(', ')} (.ci/packages.sh installs them)`);
+  console.warn(`\n*** SKIPPING SFTP client tests: ${missing.join(', ')} not installed ***\n`);
+}
+const run = promisify(execFile);
+const PASSWORD = 'sftp-admin-pw';
+
+describe.skipIf(missing.length > 0)('SFTP with OpenSSH sftp and rclone against atrium server', () => {
+  let data: string;
+  let work: string;
+  let files: string;
+  let server: ServerProcess;
+  let sftpPort: number;
+  let httpPort: number;
+  let knownHosts: string;
+
+  const start = async () => {
+    server = await startServerProcess(data, httpPort);
+    expect(server.out()).toContain(`sftp://127.0.0.1:${sftpPort}`);
+  };
+  const sshOpts = () => ['-P', String(sftpPort), '-o', `UserKnownHostsFile=${knownHosts}`, '-o', 'StrictHostKeyChecking=yes', '-o', 'LogLevel=ERROR'];
+  const batch = (commands: string[]) => {
+    const file = path.join(work, `batch-${randomBytes(4).toString('hex')}`);
+    writeFileSync(file, `${commands.join('\n')}\n`);
+    return file;
+  };
+  const withPassword = (commands: string[]) =>
+    // `-b` turns BatchMode on, which forbids password prompts: turned off again before it
+    run('sshpass', ['-p', PASSWORD, 'sftp', ...sshOpts(), '-o', 'BatchMode=no', '-o', 'PreferredAuthentications=password', '-o', 'PubkeyAuthentication=no', '-b', batch(commands), 'admin@127.0.0.1'], {
+      cwd: work,
+    });
+
+  beforeAll(async () => {
+    data = mkdtempSync(path.join(os.tmpdir(), 'atrium-sftp-'));
+    work = mkdtempSync(path.join(os.tmpdir(), 'atrium-sftp-work-'));
+    files = path.join(data, 'files');
+    await atrium('admin', 'set', PASSWORD, '--data', data);
+    sftpPort = await freePort();
+    httpPort = await freePort();
+    const config = JSON.parse(readFileSync(path.join(data, 'config.json'), 'utf8'));
+    config.sftp = { enable: true, listen: `127.0.0.1:${sftpPort}` };
+    writeFileSync(path.join(data, 'config.json'), JSON.stringify(config));
+    await start();
+    // the host key made on the first start, as OpenSSH would record it
+    const pub = readFileSync(path.join(data, 'ssh', 'ssh_host_rsa_key.pub'), 'utf8').trim().split(' ');
+    knownHosts = path.join(work, 'known_hosts');
+    writeFileSync(knownHosts, `[127.0.0.1]:${sftpPort} ${pub[0]} ${pub[1]}\n`);
+  }, 60_000);
+  afterAll(async () => {
+    await server?.stop();
+    rmSync(data, { recursive: true, force: true });
+    rmSync(work, { recursive: true, force: true });
+  });
+
+  it('makes an RSA host key once (mode 0600) and keeps it across restarts', async () => {
+    const keyFile = path.join(data, 'ssh', 'ssh_host_rsa_key');
+    expect(statSync(keyFile).mode & 0o777).toBe(0o600);
+    expect(readFileSync(keyFile, 'utf8')).toMatch(/^-----BEGIN RSA PRIVATE KEY-----/);
+    const before = readFileSync(keyFile, 'utf8');
+    expect(execFileSync('ssh-keygen', ['-l', '-f', `${keyFile}.pub`]).toString()).toMatch(/^4096 SHA256:/);
+    await server.stop();
+    await start();
+    expect(readFileSync(keyFile, 'utf8')).toBe(before);
+    // StrictHostKeyChecking against the key recorded before the restart
+    const { stdout } = await withPassword(['pwd']);
+    expect(stdout).toContain('Remote working directory: /');
+  }, 60_000);
+
+  it('OpenSSH sftp -b with a password: put, get, ls, mkdir, rename, rm, rmdir', async () => {
+    const body = randomBytes(5 * 1024 * 1024 + 3);
+    writeFileSync(path.join(work, 'local.bin'), body);
+    const { stdout } = await withPassword([
+      'mkdir /box',
+      'cd /box',
+      'put local.bin remote.bin',
+      'ls -l',
+      'get remote.bin back.bin',
+      'rename remote.bin renamed.bin',
+      'mkdir sub',
+      'rename renamed.bin sub/renamed.bin',
+      'ls sub',
+    ]);
+    expect(stdout).toMatch(/-rw-r--r-- .* 5242883 .* remote\.bin/);
+    expect(readFileSync(path.join(work, 'back.bin')).equals(body)).toBe(true);
+    expect(readFileSync(path.join(files, 'box', 'sub', 'renamed.bin')).equals(body)).toBe(true);
+    await withPassword(['rm /box/sub/renamed.bin', 'rmdir /box/sub', 'rmdir /box']);
+    expect(existsSync(path.join(files, 'box'))).toBe(false);
+    // a failing command fails the batch
+    await expect(withPassword(['get /no/such/file'])).rejects.toThrow();
+    await expect(run('sshpass', ['-p', 'wrong', 'sftp', ...sshOpts(), '-o', 'BatchMode=no', '-o', 'PubkeyAuthentication=no', '-b', batch(['pwd']), 'admin@127.0.0.1'])).rejects.toThrow();
+  }, 60_000);
+
+  it('OpenSSH sftp -b with a key registered through /api/me/sshkey/add', async () => {
+    const keyFile = path.join(work, 'id_ed25519');
+    execFileSync('ssh-keygen', ['-q', '-t', 'ed25519', '-N', '', '-f', keyFile]);
+    const base = `http://127.0.0.1:${httpPort}`;
+    const token = (await callApi(base, 'POST', '/api/auth/login', { body: { username: 'admin', password: PASSWORD } })).data.token;
+    const keyArgs = [...sshOpts(), '-i', keyFile, '-o', 'IdentitiesOnly=yes', '-o', 'BatchMode=yes', '-o', 'PreferredAuthentications=publickey'];
+    const sftpWithKey = (cmds: string[]) => run('sftp', [...keyArgs, '-b', batch(cmds), 'admin@127.0.0.1'], { cwd: work });
+    await expect(sftpWithKey(['pwd'])).rejects.toThrow(); // not registered yet
+    const added = await callApi(base, 'POST', '/api/me/sshkey/add', { token, body: { title: 'ci', key: readFileSync(`${keyFile}.pub`, 'utf8') } });
+    expect(added.code).toBe(200);
+    writeFileSync(path.join(work, 'k.txt'), 'by key');
+    await sftpWithKey(['put k.txt /k.txt', 'ls /']);
+    expect(readFileSync(path.join(files, 'k.txt'), 'utf8')).toBe('by key');
+    const keys = (await callApi(base, 'GET', '/api/me/sshkey/list', { token })).data.content;
+    expect(Date.parse(keys[0].last_used_time)).toBeGreaterThan(Date.parse(keys[0].added_time));
+  }, 60_000);
+
+  it('rclone sftp backend: copy and check of 1 000 files', async () => {
+    const src = path.join(work, 'tree');
+    for (let d = 0; d < 10; d++) {
+      mkdirSync(path.join(src, `d${d}`), { recursive: true });
+      for (let f = 0; f < 100; f++) writeFileSync(path.join(src, `d${d}`, `f${f}.bin`), randomBytes(100 + ((d * 100 + f) * 37) % 5000));
+    }
+    const obscured = execFileSync('rclone', ['obscure', PASSWORD]).toString().trim();
+    const env = {
+      ...process.env,
+      RCLONE_CONFIG: '/dev/null',
+      RCLONE_CONFIG_X_TYPE: 'sftp',
+      RCLONE_CONFIG_X_HOST: '127.0.0.1',
+      RCLONE_CONFIG_X_PORT: String(sftpPort),
+      RCLONE_CONFIG_X_USER: 'admin',
+      RCLONE_CONFIG_X_PASS: obscured,
+      RCLONE_CONFIG_X_KNOWN_HOSTS_FILE: knownHosts,
+      RCLONE_CONFIG_X_SHELL_TYPE: 'none',
+      RCLONE_CONFIG_X_DISABLE_HASHCHECK: 'true',
+    };
+    await run('rclone', ['copy', src, 'X:/rc', '--transfers', '8', '--checkers', '8'], { env });
+    const uploaded = readdirSync(path.join(files, 'rc'), { recursive: true }).filter((f) => String(f).endsWith('.bin'));
+    expect(uploaded.length).toBe(1000);
+    // times set by rclone through setstat survive: a second copy transfers nothing
+    const again = await run('rclone', ['copy', src, 'X:/rc', '-v', '--stats-one-line'], { env });
+    expect(again.stderr).not.toMatch(/Copied \(new\)|Copied \(replaced/);
+    const check = await run('rclone', ['check', src, 'X:/rc', '--download', '--checkers', '8'], { env });
+    expect(check.stderr).toMatch(/0 differences found/);
+    expect(check.stderr).toMatch(/1000 matching files/);
+    // and back down
+    const back = path.join(work, 'back');
+    await run('rclone', ['copy', 'X:/rc', back, '--transfers', '8'], { env });
+    await run('rclone', ['check', src, back, '--download'], { env });
+  }, 120_000);
+});
