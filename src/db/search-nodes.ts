@@ -40,10 +40,6 @@ function below(dir: string): [string, string] {
 export class SearchNodesRepo {
   constructor(private readonly h: DbHandle) {}
 
-  get type(): DbHandle['type'] {
-    return this.h.type;
-  }
-
   async insertMany(nodes: NewSearchNode[]): Promise<void> {
     for (let i = 0; i < nodes.length; i += INSERT_CHUNK) {
       await this.h.db.insertInto('search_nodes').values(nodes.slice(i, i + INSERT_CHUNK)).execute();
