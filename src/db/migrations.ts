@@ -239,7 +239,8 @@ export async function migrate(handle: DbHandle): Promise<number[]> {
 
 /** Drops every table of this prefix (tests use a prefix of their own on shared servers). */
 export async function dropAll(handle: DbHandle): Promise<void> {
-  for (const name of ['users', 'sessions', 'setting_items', 'storages', 'meta', 'ssh_public_keys', 'tasks', 'schema_migrations', 'search_fts', 'search_nodes', 'search_state']) {
+  for (const name of ['users', 'sessions', 'setting_items', 'storages', 'meta', 'ssh_public_keys', 'tasks', 'schema_migrations']) {
     await handle.db.schema.dropTable(name).ifExists().execute();
   }
+  for (const name of ['search_fts', 'search_nodes', 'search_state']) await handle.db.schema.dropTable(name).ifExists().execute();
 }

@@ -1,4 +1,4 @@
-import { type Expression, type ExpressionBuilder, type Selectable, type SqlBool, sql } from 'kysely';
+import { type Expression, type ExpressionBuilder, type QueryCreator, type Selectable, type SqlBool, sql } from 'kysely';
 import { createSearchIndexes, dropSearchIndexes, rebuildFts } from './search-ddl.js';
 import type { DbHandle } from './index.js';
 import type { Database, SearchNodesTable } from './schema.js';
@@ -16,7 +16,7 @@ export interface NodeQuery {
 }
 
 /** Rows per INSERT statement (6 parameters each stays under every engine's limit). */
-const INSERT_CHUNK = 500;
+const INSERT_CHUNK = 1000;
 /** A trigram index can answer keywords of at least three characters. */
 const TRIGRAM = 3;
 
@@ -39,10 +39,6 @@ function below(dir: string): [string, string] {
  */
 export class SearchNodesRepo {
   constructor(private readonly h: DbHandle) {}
-
-  get type(): DbHandle['type'] {
-    return this.h.type;
-  }
 
   async insertMany(nodes: NewSearchNode[]): Promise<void> {
     for (let i = 0; i < nodes.length; i += INSERT_CHUNK) {
@@ -102,6 +98,8 @@ export class SearchNodesRepo {
     if (this.h.type === 'mysql') return;
     if (this.h.type === 'sqlite3') await rebuildFts(this.h.db, this.h.prefix);
     await createSearchIndexes(this.h.db, this.h.type, this.h.prefix);
+    // Fresh statistics, or PostgreSQL walks the name B-tree in order instead of using the GIN index.
+    if (this.h.type === 'postgres') await sql`analyze ${sql.table('search_nodes')}`.execute(this.h.db);
   }
 
   /** Empties the index; in bulk mode (no triggers) without touching rows one by one. */
@@ -162,15 +160,30 @@ export class SearchNodesRepo {
    * from `offset`. The keyset form lets a caller stream every match in bounded memory.
    */
   async matchPage(q: NodeQuery, limit: number, from: { offset?: number; after?: { name: string; id: number } }): Promise<SearchNodeRow[]> {
-    let query = this.h.db
-      .selectFrom('search_nodes')
-      .selectAll()
-      .where((eb) => this.matches(eb, q));
     const after = from.after;
-    if (after) query = query.where((eb) => eb.or([eb('name', '>', after.name), eb.and([eb('name', '=', after.name), eb('id', '>', after.id)])]));
-    query = query.orderBy('name').orderBy('id').limit(limit);
-    if (from.offset) query = query.offset(from.offset);
-    return query.execute();
+    const select = (qc: QueryCreator<Database>) => {
+      let query = qc
+        .selectFrom('search_nodes')
+        .selectAll()
+        .where((eb) => this.matches(eb, q));
+      if (after) query = query.where((eb) => eb.or([eb('name', '>', after.name), eb.and([eb('name', '=', after.name), eb('id', '>', after.id)])]));
+      return query;
+    };
+    // PostgreSQL: matches first (GIN), then the order. Left alone, the planner may walk the whole
+    // name B-tree in order, filtering, which takes seconds for a keyword with few matches.
+    const ordered =
+      this.h.type === 'postgres'
+        ? this.h.db
+            .with((w) => w('search_matches').materialized(), select)
+            .selectFrom('search_matches' as 'search_nodes')
+            .selectAll()
+        : select(this.h.db);
+    return ordered
+      .orderBy('name')
+      .orderBy('id')
+      .limit(limit)
+      .offset(from.offset ?? 0)
+      .execute();
   }
 
   // The build's resume cursor lives in `search_state`.

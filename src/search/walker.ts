@@ -12,7 +12,7 @@ export class WalkStopped extends Error {
 }
 
 const byName = (a: Obj, b: Obj) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
-const child = (dir: string, name: string) => (dir === '/' ? `/${name}` : `${dir}/${name}`);
+export const childPath = (dir: string, name: string): string => (dir === '/' ? `/${name}` : `${dir}/${name}`);
 
 export interface WalkOptions {
   source: TreeSource;
@@ -45,7 +45,7 @@ async function walkFolder(opts: WalkOptions, dir: string, depth: number, resume:
   if (depth >= opts.maxDepth) return;
   let objs: Obj[];
   try {
-    objs = (await opts.source.list(dir)).filter((o) => !isIgnored(opts.ignored, child(dir, o.name))).sort(byName);
+    objs = (await opts.source.list(dir)).filter((o) => !isIgnored(opts.ignored, childPath(dir, o.name))).sort(byName);
   } catch (err) {
     opts.log.warn({ err, path: dir }, 'index: listing failed, folder skipped');
     return;
@@ -61,13 +61,12 @@ async function walkFolder(opts: WalkOptions, dir: string, depth: number, resume:
     if (resume !== undefined && resume.length > 0) {
       const next = resume[0]!;
       if (o.name < next) continue;
-      await walkFolder(opts, child(dir, o.name), depth + 1, o.name === next ? resume.slice(1) : undefined);
+      await walkFolder(opts, childPath(dir, o.name), depth + 1, o.name === next ? resume.slice(1) : undefined);
       continue;
     }
-    await walkFolder(opts, child(dir, o.name), depth + 1, undefined);
+    await walkFolder(opts, childPath(dir, o.name), depth + 1, undefined);
   }
 }
 
 export const parentOf = (p: string): string => path.posix.dirname(p);
 export const baseOf = (p: string): string => path.posix.basename(p);
-export { child as childPath };

@@ -98,6 +98,13 @@ describe.each(BACKENDS)('search index on $name', (backend) => {
     expect(hits(await search({ keywords: 'meeting notes' }))).toEqual(['/s/docs/notes/meeting notes.md']);
   });
 
+  it("accepts the original's other embedded index names as the database index", async () => {
+    for (const value of ['database_non_full_text', 'bleve', 'database']) {
+      expect((await post('/api/admin/setting/save', [{ key: 'search_index', value }])).code).toBe(200);
+      expect(hits(await search({ keywords: 'holiday' }))).toEqual(['/s/media/holiday.mp4']);
+    }
+  });
+
   it('scope 1 is folders only, 2 files only; parent limits the subtree', async () => {
     expect(hits(await search({ keywords: 'report', scope: 1 }))).toEqual(['/s/media/Reports']);
     expect((await search({ keywords: 'report', scope: 2 })).data.total).toBe(6);
