@@ -11,6 +11,8 @@ export interface Lock {
   /** Seconds; 0 = infinite. */
   timeout: number;
   expires: number;
+  /** The user who took it: only they can submit its token or unlock it (RFC 4918 §6.4). */
+  userId: number;
 }
 
 /** Longest lock Atrium grants, whatever the client asks ("Infinite" included). */
@@ -59,7 +61,7 @@ export class LockManager {
   }
 
   /** Takes a lock, or answers the lock it conflicts with. */
-  create(root: string, opts: Pick<Lock, 'depth' | 'scope' | 'owner' | 'timeout'>): { lock?: Lock; conflict?: Lock } {
+  create(root: string, opts: Pick<Lock, 'depth' | 'scope' | 'owner' | 'timeout' | 'userId'>): { lock?: Lock; conflict?: Lock } {
     const candidates = [...this.covering(root), ...(opts.depth === 'infinity' ? this.within(root) : [])];
     const conflict = candidates.find((l) => l.scope === 'exclusive' || opts.scope === 'exclusive');
     if (conflict) return { conflict };

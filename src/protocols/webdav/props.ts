@@ -57,7 +57,8 @@ function liveValue(key: string, r: Resource): string | undefined {
     case propKey(DAV, 'getcontenttype'):
       return obj.isDir ? undefined : escapeXml(mime.lookup(path.posix.extname(obj.name)) || 'application/octet-stream');
     case propKey(DAV, 'getetag'):
-      return obj.isDir ? undefined : escapeXml(davEtag(obj));
+      // Hex digits in quotes: nothing to escape, and clients compare it with the ETag header.
+      return obj.isDir ? undefined : davEtag(obj);
     case propKey(DAV, 'lockdiscovery'):
       return r.locks.map((l) => lockXml(l, r.href)).join('');
     case propKey(DAV, 'supportedlock'):

@@ -1,13 +1,17 @@
 import path from 'node:path';
 import { Readable } from 'node:stream';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { can, PERM } from '../../auth/permissions.js';
+import { can, isAdmin, PERM } from '../../auth/permissions.js';
 import type { Core } from '../../core.js';
 import type { User } from '../../db/users.js';
 import { ObjectNotFound, type Obj, UploadIntegrityError } from '../../drivers/types.js';
 import { AppError } from '../../errors.js';
+import { MSG_DELETE_ROOT } from '../../fs/write.js';
+import { SYSTEM_FILES } from '../../server/routes/fs-upload.js';
 import { proxy } from '../../server/routes/raw.js';
+import { sendFile } from '../../server/send-file.js';
 import { encodePath } from '../../server/urls.js';
+import { MSG_USER_DISABLED } from '../../auth/accounts.js';
 import { cleanPath, joinBasePath } from '../../util/paths.js';
 import { evaluateIf, IfHeaderError, type IfList, parseIfHeader, submittedTokens } from './if-header.js';
 import { type Lock, LockManager, parseTimeout } from './locks.js';
@@ -17,8 +21,13 @@ import { child, DAV, escapeXml, is, parseXml, propKey, serialize, XmlError, type
 export const DAV_PREFIX = '/dav';
 const METHODS = ['OPTIONS', 'GET', 'HEAD', 'POST', 'PUT', 'DELETE', 'MKCOL', 'COPY', 'MOVE', 'LOCK', 'UNLOCK', 'PROPFIND', 'PROPPATCH'] as const;
 const CUSTOM = ['MKCOL', 'COPY', 'MOVE', 'LOCK', 'UNLOCK', 'PROPFIND', 'PROPPATCH'];
-/** Methods that change something: they need the WebDAV manage bit. */
+/**
+ * Methods that change something need the WebDAV manage bit. LOCK and UNLOCK too (unlike the
+ * original): a lock only serves a writer, and a read-only user's lock would block the writers.
+ */
 const MANAGE = new Set(['PUT', 'DELETE', 'PROPPATCH', 'MKCOL', 'COPY', 'MOVE', 'LOCK', 'UNLOCK']);
+/** Names the `ignore_system_files` setting refuses, as on the upload API. */
+const isSystemFile = (name: string) => SYSTEM_FILES.has(name) || name.startsWith('._');
 const MAX_XML_BODY = 1024 * 1024;
 /** Entries one `Depth: infinity` PROPFIND may describe before the server refuses it. */
 const MAX_INFINITE_ENTRIES = 100_000;
@@ -29,6 +38,8 @@ export class DavError extends Error {
     readonly status: number,
     message = '',
     readonly headers: Record<string, string> = {},
+    /** A `<D:error>` precondition element (RFC 4918 §16) sent as the XML body instead of the text. */
+    readonly condition?: string,
   ) {
     super(message);
   }
@@ -60,9 +71,16 @@ export function webdavRoutes(app: FastifyInstance, core: Core): void {
     scope.removeAllContentTypeParsers();
     scope.addContentTypeParser('*', (_req, _payload, done) => done(null));
     scope.setErrorHandler((err, req, reply) => {
-      const { status, message, headers } = toDavError(err);
+      const { status, message, headers, condition } = toDavError(err);
       if (status >= 500) req.log.error({ err, method: req.method, url: req.url }, 'webdav request failed');
       if (reply.sent || reply.raw.headersSent) return;
+      // An unread request body (a refused PUT) is drained so the connection stays usable.
+      if (!req.raw.readableEnded) req.raw.resume();
+      if (condition) {
+        const xml = `<?xml version="1.0" encoding="UTF-8"?>\n<D:error xmlns:D="DAV:"><D:${condition}/></D:error>`;
+        void reply.code(status).headers(headers).type('application/xml; charset=utf-8').send(xml);
+        return;
+      }
       void reply.code(status).headers(headers).type('text/plain; charset=utf-8').send(message);
     });
     const handler = (req: FastifyRequest, reply: FastifyReply) => handle(core, locks, dead, req, reply);
@@ -82,6 +100,9 @@ function toDavError(err: unknown): DavError {
     if (err.code === 401) return new DavError(401, err.message);
     if (err.code === 403) return new DavError(/exists/.test(err.message) ? 412 : 403, err.message);
     if (err.code === 400 || err.code === 429) return new DavError(err.code, err.message);
+    if (err.message === MSG_DELETE_ROOT) return new DavError(403, err.message);
+    if (err.message === 'not implement' || err.message === 'upload not supported') return new DavError(501, err.message);
+    if (/^storage not init/.test(err.message)) return new DavError(503, err.message);
     return new DavError(500, err.message);
   }
   return new DavError(500, (err as Error)?.message ?? 'internal error');
@@ -104,7 +125,8 @@ async function authenticate(core: Core, req: FastifyRequest): Promise<Caller> {
     } catch (err) {
       if (err instanceof AppError && err.code === 429) throw new DavError(429, err.message);
       if (req.method === 'OPTIONS') return guestCaller(core, challenge);
-      throw new DavError(401, 'Unauthorized');
+      if (err instanceof AppError && err.message === MSG_USER_DISABLED) throw new DavError(403, err.message);
+      throw new DavError(401, 'Unauthorized', challenge);
     }
   }
   const bearer = /^bearer\s+(.+)$/i.exec(header);
@@ -112,7 +134,7 @@ async function authenticate(core: Core, req: FastifyRequest): Promise<Caller> {
     const adminToken = core.settings.get('token');
     if (adminToken !== '' && bearer[1]!.trim() === adminToken) return { user: await core.accounts.admin(), password: '' };
     if (req.method === 'OPTIONS') return guestCaller(core, challenge);
-    throw new DavError(401, 'Unauthorized');
+    throw new DavError(401, 'Unauthorized', challenge);
   }
   return guestCaller(core, challenge, req.method === 'OPTIONS');
 }
@@ -252,10 +274,16 @@ class DavRequest {
       });
       if (!ok) throw new DavError(412, 'Precondition Failed');
     }
-    const tokens = this.ifLists ? submittedTokens(this.ifLists) : new Set<string>();
+    const tokens = this.ownTokens();
     for (const { p, deep } of paths) {
       if (this.locks.blocking(p, tokens, deep).length > 0) throw new DavError(423, 'Locked');
     }
+  }
+
+  /** The lock tokens the If header submits that belong to this user's locks (another's token unlocks nothing). */
+  private ownTokens(): Set<string> {
+    const tokens = this.ifLists ? submittedTokens(this.ifLists) : new Set<string>();
+    return new Set([...tokens].filter((t) => this.locks.get(t)?.userId === this.user.id));
   }
 
   /** A URL or path naming a resource of this server, as a virtual path of this user. */
@@ -268,6 +296,18 @@ class DavRequest {
     }
     const rel = davPath(u.pathname);
     return rel === undefined ? undefined : joinBasePath(this.user.basePath, rel);
+  }
+
+  /** True when a Destination's host is this server as the client (or a reverse proxy) named it. */
+  private servesHost(host: string): boolean {
+    const names = [this.req.headers.host, this.req.headers['x-forwarded-host']].flatMap((h) => (typeof h === 'string' ? h.split(',') : []));
+    return names.some((n) => {
+      try {
+        return new URL(`http://${n.trim()}`).host === host;
+      } catch {
+        return false;
+      }
+    });
   }
 
   private parent(p: string) {
@@ -291,6 +331,16 @@ class DavRequest {
       throw new DavError(405, 'Method Not Allowed');
     }
     const { storage } = this.core.fs.resolveStorage(this.target);
+    if (head) {
+      // HEAD answers from the object's metadata, without asking the driver for a link.
+      return sendFile(this.req, this.reply, {
+        name: obj.name,
+        size: obj.size,
+        modified: obj.modified,
+        etag: davEtag(obj),
+        open: () => Promise.reject(new Error('HEAD reads no bytes')),
+      });
+    }
     const policy = storage.row.webdav_policy;
     if (policy === 'use_proxy_url') {
       const downProxy = storage.row.down_proxy_url.split('\n')[0]?.trim();
@@ -311,12 +361,13 @@ class DavRequest {
     if (!parent?.isDir) throw new DavError(409, 'the parent collection does not exist');
     await this.checkLocks([{ p: this.target, deep: false }]);
     this.core.access.requireWrite(this.user, this.parent(this.target), this.target);
+    const name = path.posix.basename(this.target);
+    if (this.core.settings.getBool('ignore_system_files') && isSystemFile(name)) throw new DavError(403, 'system file upload ignored');
     const h = this.req.headers;
     const declared = h['x-expected-entity-length'] ?? h['content-length'] ?? h['x-file-size'];
     const size = declared === undefined || h['transfer-encoding'] ? Number(h['x-expected-entity-length'] ?? h['x-file-size'] ?? -1) : Number(declared);
     if (!Number.isSafeInteger(size) || size < -1) throw new DavError(400, 'bad Content-Length');
     const mtime = Number(h['x-oc-mtime']);
-    const name = path.posix.basename(this.target);
     await this.core.writer.put(
       this.target,
       { name, size, stream: this.req.raw as Readable, modified: Number.isFinite(mtime) && mtime > 0 ? new Date(mtime * 1000) : undefined, mimetype: h['content-type'] },
@@ -325,7 +376,8 @@ class DavRequest {
     const obj = await this.stat(this.target);
     if (obj) this.reply.header('ETag', davEtag(obj));
     if (Number.isFinite(mtime) && mtime > 0) this.reply.header('X-OC-Mtime', 'accepted');
-    return this.reply.code(existing ? 204 : 201).send();
+    // 201 also when a file was replaced, as the original answers.
+    return this.reply.code(201).send();
   }
 
   async delete() {
@@ -361,7 +413,7 @@ class DavRequest {
     } catch {
       throw new DavError(400, 'bad Destination header');
     }
-    if (destUrl.host !== (this.req.headers.host ?? destUrl.host)) throw new DavError(502, 'the destination is on another server');
+    if (/^[a-z][a-z0-9+.-]*:/i.test(destHeader) && !this.servesHost(destUrl.host)) throw new DavError(502, 'the destination is on another server');
     const destRel = davPath(destUrl.pathname);
     if (destRel === undefined) throw new DavError(502, 'the destination is outside /dav');
     const dest = joinBasePath(this.user.basePath, destRel);
@@ -377,8 +429,8 @@ class DavRequest {
     if (existing && !overwrite) throw new DavError(412, 'the destination exists');
     await this.checkLocks([...(move ? [{ p: this.target, deep: true }] : []), { p: dest, deep: true }]);
     const bit = move ? (this.parent(dest) === this.parent(this.target) ? PERM.RENAME : PERM.MOVE) : PERM.COPY;
+    // As /api/fs/move|copy|rename: the operation's bit and neither end hidden (no write bit needed).
     this.core.access.requireChange(this.user, bit, this.target, dest);
-    this.core.access.requireWrite(this.user, this.parent(dest), dest);
 
     const src = this.core.fs.resolveStorage(this.target).storage;
     const dst = this.core.fs.resolveStorage(this.parent(dest)).storage;
@@ -405,7 +457,7 @@ class DavRequest {
     const info = parseXml(body);
     if (!info) {
       // A refresh: the If header names the lock.
-      const tokens = this.ifLists ? [...submittedTokens(this.ifLists)] : [];
+      const tokens = [...this.ownTokens()];
       const lock = tokens.map((t) => this.locks.get(t)).find((l): l is Lock => l !== undefined && this.locks.covering(this.target).includes(l));
       if (!lock) throw new DavError(412, 'no lock to refresh');
       this.locks.refresh(lock.token, timeout);
@@ -430,6 +482,7 @@ class DavRequest {
       depth: depthHeader === '0' ? '0' : 'infinity',
       owner: ownerEl ? serializeOwner(ownerEl) : '',
       timeout,
+      userId: this.user.id,
     });
     if (!lock) {
       void conflict;
@@ -458,7 +511,9 @@ class DavRequest {
     const header = String(this.req.headers['lock-token'] ?? '').trim();
     const token = header.replace(/^<|>$/g, '');
     if (!token) throw new DavError(400, 'Lock-Token header missing');
-    if (!this.locks.unlock(this.target, token)) throw new DavError(409, 'no such lock on this resource');
+    const lock = this.locks.get(token);
+    if (lock && lock.userId !== this.user.id && !isAdmin(this.user)) throw new DavError(403, 'the lock belongs to another user');
+    if (!this.locks.unlock(this.target, token)) throw new DavError(409, 'no such lock on this resource', {}, 'lock-token-matches-request-uri');
     return this.reply.code(204).send();
   }
 
@@ -478,7 +533,7 @@ class DavRequest {
         for (const obj of this.core.access.visible(this.user, dir, listed.objs)) {
           const p = path.posix.join(dir, obj.name);
           if (out.length >= MAX_INFINITE_ENTRIES) {
-            throw new DavError(403, 'too many entries for Depth: infinity', {});
+            throw new DavError(403, 'too many entries for Depth: infinity', {}, 'propfind-finite-depth');
           }
           describe(p, obj);
           if (deep && obj.isDir && !this.core.access.isHidden(this.user, p)) {
@@ -502,7 +557,8 @@ class DavRequest {
     if (!update || !is(update, DAV, 'propertyupdate')) throw new DavError(400, 'the body must be a propertyupdate');
     const obj = await this.mustStat(this.target);
     await this.checkLocks([{ p: this.target, deep: false }]);
-    this.core.access.requireChange(this.user, PERM.RENAME, this.target);
+    // Dead properties are metadata of the file: who may upload it may set them.
+    this.core.access.requireWrite(this.user, this.parent(this.target), this.target);
     const props = new Map(this.dead.of(this.target));
     const results: Array<{ key: string; xml: string; status: number }> = [];
     for (const op of update.children) {
