@@ -43,6 +43,11 @@ export class LockManager {
     for (const [token, l] of this.locks) if (l.expires <= now) this.locks.delete(token);
   }
 
+  isEmpty(): boolean {
+    this.sweep();
+    return this.locks.size === 0;
+  }
+
   /** Locks that cover a path: on it, or on an ancestor at depth infinity. */
   covering(p: string): Lock[] {
     this.sweep();

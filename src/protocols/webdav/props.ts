@@ -37,7 +37,7 @@ export interface Resource {
   href: string;
   locks: Lock[];
   /** Dead properties: key → serialized element. */
-  dead: Map<string, string>;
+  dead: ReadonlyMap<string, string>;
 }
 
 /** A live property's inner XML, or undefined when the resource has no such property. */
@@ -74,30 +74,73 @@ function liveValue(key: string, r: Resource): string | undefined {
 
 export type PropRequest = { kind: 'allprop'; include: string[] } | { kind: 'propname' } | { kind: 'prop'; keys: string[] };
 
-/** One `<D:response>` of a PROPFIND multistatus. */
-export function propfindResponse(r: Resource, req: PropRequest): string {
-  const found: string[] = [];
-  const missing: string[] = [];
-  const keys =
-    req.kind === 'prop'
-      ? req.keys
-      : [...LIVE_PROPS, propKey(OWNCLOUD, 'checksums'), ...r.dead.keys(), ...(req.kind === 'allprop' ? req.include : [])];
-  for (const key of new Set(keys)) {
-    const dead = r.dead.get(key);
-    const live = dead === undefined ? liveValue(key, r) : undefined;
-    const { ns, name } = splitKey(key);
-    if (dead === undefined && live === undefined) {
-      if (req.kind === 'prop') missing.push(propElement(ns, name));
-      continue;
-    }
-    if (req.kind === 'propname') found.push(propElement(ns, name));
-    else if (dead !== undefined) found.push(dead);
-    else found.push(propElement(ns, name, live));
+/** Renders `<D:response>` elements for one PROPFIND request (the requested keys are worked out once). */
+export class PropfindRenderer {
+  private readonly baseKeys: string[];
+  /** Rendered responses of resources without locks or dead properties, by object (a cached listing's). */
+  private readonly memo = new WeakMap<Obj, { href: string; xml: string }>();
+  readonly signature: string;
+
+  constructor(private readonly req: PropRequest) {
+    const all = [...LIVE_PROPS, propKey(OWNCLOUD, 'checksums')];
+    this.baseKeys = req.kind === 'prop' ? [...new Set(req.keys)] : req.kind === 'allprop' ? [...new Set([...all, ...req.include])] : all;
+    this.signature = `${req.kind}\0${this.baseKeys.join('\0')}`;
   }
-  let out = `<D:response><D:href>${escapeXml(r.href)}</D:href>`;
-  if (found.length > 0) out += `<D:propstat><D:prop>${found.join('')}</D:prop><D:status>HTTP/1.1 200 OK</D:status></D:propstat>`;
-  if (missing.length > 0) out += `<D:propstat><D:prop>${missing.join('')}</D:prop><D:status>HTTP/1.1 404 Not Found</D:status></D:propstat>`;
-  return `${out}</D:response>`;
+
+  render(r: Resource): string {
+    const plain = r.locks.length === 0 && r.dead.size === 0;
+    if (plain) {
+      const hit = this.memo.get(r.obj);
+      if (hit && hit.href === r.href) return hit.xml;
+    }
+    const xml = this.build(r);
+    if (plain) this.memo.set(r.obj, { href: r.href, xml });
+    return xml;
+  }
+
+  private build(r: Resource): string {
+    const found: string[] = [];
+    const missing: string[] = [];
+    const keys = r.dead.size === 0 || this.req.kind === 'prop' ? this.baseKeys : [...new Set([...this.baseKeys, ...r.dead.keys()])];
+    for (const key of keys) {
+      const dead = r.dead.get(key);
+      const live = dead === undefined ? liveValue(key, r) : undefined;
+      if (dead === undefined && live === undefined) {
+        if (this.req.kind === 'prop') {
+          const { ns, name } = splitKey(key);
+          missing.push(propElement(ns, name));
+        }
+        continue;
+      }
+      if (this.req.kind === 'propname') {
+        const { ns, name } = splitKey(key);
+        found.push(propElement(ns, name));
+      } else if (dead !== undefined) found.push(dead);
+      else {
+        const { ns, name } = splitKey(key);
+        found.push(propElement(ns, name, live));
+      }
+    }
+    let out = `<D:response><D:href>${escapeXml(r.href)}</D:href>`;
+    if (found.length > 0) out += `<D:propstat><D:prop>${found.join('')}</D:prop><D:status>HTTP/1.1 200 OK</D:status></D:propstat>`;
+    if (missing.length > 0) out += `<D:propstat><D:prop>${missing.join('')}</D:prop><D:status>HTTP/1.1 404 Not Found</D:status></D:propstat>`;
+    return `${out}</D:response>`;
+  }
+}
+
+/** One renderer per kind of PROPFIND body, so entries of cached listings are rendered once. */
+export class PropfindRenderers {
+  private readonly bySignature = new Map<string, PropfindRenderer>();
+
+  for(req: PropRequest): PropfindRenderer {
+    const fresh = new PropfindRenderer(req);
+    const known = this.bySignature.get(fresh.signature);
+    if (known) return known;
+    // Clients send a handful of distinct bodies; anything beyond is not worth keeping.
+    if (this.bySignature.size >= 64) this.bySignature.clear();
+    this.bySignature.set(fresh.signature, fresh);
+    return fresh;
+  }
 }
 
 export const multistatus = (responses: string) => `<?xml version="1.0" encoding="UTF-8"?>\n<D:multistatus xmlns:D="DAV:">${responses}</D:multistatus>`;
@@ -106,11 +149,13 @@ export const multistatus = (responses: string) => `<?xml version="1.0" encoding=
  * Dead properties set with PROPPATCH, by virtual path. Kept in memory like the original's locks:
  * enough for clients that store metadata for a session (Windows' Win32 times, Finder tags).
  */
+const NO_PROPS: ReadonlyMap<string, string> = new Map();
+
 export class DeadProps {
   private readonly byPath = new Map<string, Map<string, string>>();
 
-  of(p: string): Map<string, string> {
-    return this.byPath.get(p) ?? new Map();
+  of(p: string): ReadonlyMap<string, string> {
+    return this.byPath.get(p) ?? NO_PROPS;
   }
 
   set(p: string, props: Map<string, string>): void {

@@ -15,7 +15,7 @@ import { MSG_USER_DISABLED } from '../../auth/accounts.js';
 import { cleanPath, joinBasePath } from '../../util/paths.js';
 import { evaluateIf, IfHeaderError, type IfList, parseIfHeader, submittedTokens } from './if-header.js';
 import { type Lock, LockManager, parseTimeout } from './locks.js';
-import { DeadProps, davEtag, LIVE_PROPS, lockXml, multistatus, type PropRequest, propfindResponse } from './props.js';
+import { DeadProps, davEtag, LIVE_PROPS, lockXml, multistatus, type PropRequest, PropfindRenderers } from './props.js';
 import { child, DAV, escapeXml, is, parseXml, propKey, serialize, XmlError, type XmlElement } from './xml.js';
 
 export const DAV_PREFIX = '/dav';
@@ -45,6 +45,13 @@ export class DavError extends Error {
   }
 }
 
+/** What outlives a request: locks, dead properties, rendered PROPFIND entries. */
+interface DavState {
+  locks: LockManager;
+  dead: DeadProps;
+  renderers: PropfindRenderers;
+}
+
 interface Caller {
   user: User;
   /** The password a guest gave in Basic auth, used as the path password (as OpenList). */
@@ -56,8 +63,7 @@ interface Caller {
  * bits and path rules as the HTTP API, in-memory locks and dead properties.
  */
 export function webdavRoutes(app: FastifyInstance, core: Core): void {
-  const locks = new LockManager();
-  const dead = new DeadProps();
+  const state: DavState = { locks: new LockManager(), dead: new DeadProps(), renderers: new PropfindRenderers() };
 
   for (const m of CUSTOM) {
     try {
@@ -83,7 +89,7 @@ export function webdavRoutes(app: FastifyInstance, core: Core): void {
       }
       void reply.code(status).headers(headers).type('text/plain; charset=utf-8').send(message);
     });
-    const handler = (req: FastifyRequest, reply: FastifyReply) => handle(core, locks, dead, req, reply);
+    const handler = (req: FastifyRequest, reply: FastifyReply) => handle(core, state, req, reply);
     for (const url of [DAV_PREFIX, `${DAV_PREFIX}/`, `${DAV_PREFIX}/*`]) {
       scope.route({ method: [...METHODS], url, handler });
     }
@@ -170,7 +176,7 @@ async function readBody(req: FastifyRequest): Promise<string> {
   return Buffer.concat(chunks).toString('utf8');
 }
 
-async function handle(core: Core, locks: LockManager, dead: DeadProps, req: FastifyRequest, reply: FastifyReply) {
+async function handle(core: Core, state: DavState, req: FastifyRequest, reply: FastifyReply) {
   const caller = await authenticate(core, req);
   const method = req.method.toUpperCase();
   const { user } = caller;
@@ -180,7 +186,7 @@ async function handle(core: Core, locks: LockManager, dead: DeadProps, req: Fast
   }
   const rel = davPath(req.url) ?? '/';
   const target = joinBasePath(user.basePath, rel);
-  const ctx = new DavRequest(core, locks, dead, req, reply, caller, target);
+  const ctx = new DavRequest(core, state, req, reply, caller, target);
   switch (method) {
     case 'OPTIONS':
       return ctx.options();
@@ -213,16 +219,19 @@ async function handle(core: Core, locks: LockManager, dead: DeadProps, req: Fast
 /** One WebDAV request: the caller, its target path, and the method handlers. */
 class DavRequest {
   private ifLists: IfList[] | undefined;
+  private readonly locks: LockManager;
+  private readonly dead: DeadProps;
+  private readonly renderers: PropfindRenderers;
 
   constructor(
     private readonly core: Core,
-    private readonly locks: LockManager,
-    private readonly dead: DeadProps,
+    state: DavState,
     private readonly req: FastifyRequest,
     private readonly reply: FastifyReply,
     private readonly caller: Caller,
     private readonly target: string,
   ) {
+    ({ locks: this.locks, dead: this.dead, renderers: this.renderers } = state);
     const header = req.headers.if;
     this.ifLists = typeof header === 'string' && header.trim() !== '' ? parseIfHeader(header) : undefined;
   }
@@ -523,19 +532,22 @@ class DavRequest {
     const depthHeader = String(this.req.headers.depth ?? 'infinity').toLowerCase();
     if (!['0', '1', 'infinity'].includes(depthHeader)) throw new DavError(400, 'Depth must be 0, 1 or infinity');
     const root = await this.mustStat(this.target);
+    const renderer = this.renderers.for(request);
     const out: string[] = [];
-    const describe = (p: string, obj: Obj) =>
-      out.push(propfindResponse({ obj, href: this.href(p, obj.isDir), locks: this.locks.covering(p), dead: this.dead.of(p) }, request));
-    describe(this.target, root.name === 'root' && this.target === '/' ? { ...root, name: '' } : root);
+    const noLocks = this.locks.isEmpty();
+    const describe = (p: string, obj: Obj, href: string) =>
+      out.push(renderer.render({ obj, href, locks: noLocks ? [] : this.locks.covering(p), dead: this.dead.of(p) }));
+    describe(this.target, root.name === 'root' && this.target === '/' ? { ...root, name: '' } : root, this.href(this.target, root.isDir));
     if (root.isDir && depthHeader !== '0') {
       const walk = async (dir: string, deep: boolean) => {
         const listed = await this.core.fs.list(dir);
+        const dirHref = this.href(dir, true);
         for (const obj of this.core.access.visible(this.user, dir, listed.objs)) {
-          const p = path.posix.join(dir, obj.name);
+          const p = dir === '/' ? `/${obj.name}` : `${dir}/${obj.name}`;
           if (out.length >= MAX_INFINITE_ENTRIES) {
             throw new DavError(403, 'too many entries for Depth: infinity', {}, 'propfind-finite-depth');
           }
-          describe(p, obj);
+          describe(p, obj, `${dirHref}${encodeURIComponent(obj.name)}${obj.isDir ? '/' : ''}`);
           if (deep && obj.isDir && !this.core.access.isHidden(this.user, p)) {
             try {
               this.core.access.check(this.user, p, this.caller.password);
