@@ -5,39 +5,17 @@ import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createClient, type FileStat } from 'webdav';
-import { registerDriver } from '../../src/drivers/registry.js';
-import { type Driver, driverConfig, item, ObjectNotFound, type Obj } from '../../src/drivers/types.js';
 import { BACKENDS } from '../helpers/backends.js';
 import { localStorage, makeTree } from '../helpers/files.js';
 import { ADMIN_PASSWORD, startServer, type TestServer } from '../helpers/server.js';
+import { registerUrlDriver } from '../helpers/url-driver.js';
 import { basic, hrefs, listen } from './dav-helpers.js';
 
 const REMOTE = Buffer.from('bytes behind a URL 0123456789');
 let upstreamUrl = '';
 
 /** A driver whose files live behind URLs, to see webdav_policy redirect or proxy. */
-registerDriver({
-  config: driverConfig({ name: 'DavTestUrl', localSort: true }),
-  additional: [item('x', 'string')],
-  create: (addition): Driver => {
-    const file: Obj = { name: 'remote.bin', size: REMOTE.length, isDir: false, modified: new Date(1700000000000) };
-    return {
-      init: async () => undefined,
-      drop: async () => undefined,
-      addition: () => addition,
-      list: async (p) => {
-        if (p !== '/') throw new ObjectNotFound();
-        return [file];
-      },
-      get: async (p) => {
-        if (p === '/') return { name: '', size: 0, isDir: true, modified: new Date(0) };
-        if (p === '/remote.bin') return file;
-        throw new ObjectNotFound();
-      },
-      link: async () => ({ url: `${upstreamUrl}/blob` }),
-    };
-  },
-});
+registerUrlDriver('DavTestUrl', { name: 'remote.bin', size: REMOTE.length, isDir: false, modified: new Date(1700000000000) }, () => ({ url: `${upstreamUrl}/blob` }));
 
 const READ = 256;
 const MANAGE = 512;
@@ -194,7 +172,9 @@ describe.each(BACKENDS)('WebDAV at /dav on $name', (backend) => {
     it('changing a hidden entry is refused whatever exists', async () => {
       const W = WRITER;
       expect((await dav('PUT', '/dav/local/vis/new.tmp', W, { body: 'x' })).statusCode).toBe(403);
-      expect((await dav('DELETE', '/dav/local/vis/x.tmp', W)).statusCode).toBe(404);
+      expect((await dav('DELETE', '/dav/local/vis/x.tmp', W)).statusCode).toBe(403);
+      expect((await dav('DELETE', '/dav/local/vis/gone.tmp', W)).statusCode).toBe(403);
+      expect((await dav('MOVE', '/dav/local/vis/x.tmp', W, { headers: { destination: '/dav/local/x.txt' } })).statusCode).toBe(403);
       expect((await dav('COPY', '/dav/local/a.txt', W, { headers: { destination: '/dav/local/vis/a.tmp' } })).statusCode).toBe(403);
       expect(existsSync(file('vis/new.tmp'))).toBe(false);
       expect(existsSync(file('vis/a.tmp'))).toBe(false);

@@ -186,6 +186,8 @@ async function handle(core: Core, state: DavState, req: FastifyRequest, reply: F
   }
   const rel = davPath(req.url) ?? '/';
   const target = joinBasePath(user.basePath, rel);
+  // As on the HTTP API: changing a hidden entry is refused whether it exists or not.
+  if (MANAGE.has(method) && core.access.isHidden(user, target)) throw new DavError(403, 'permission denied');
   const ctx = new DavRequest(core, state, req, reply, caller, target);
   switch (method) {
     case 'OPTIONS':
