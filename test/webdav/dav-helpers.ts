@@ -1,5 +1,5 @@
-import { execFileSync } from 'node:child_process';
 import type { AddressInfo } from 'node:net';
+import { hasProgram } from '../helpers/daemons.js';
 import type { TestServer } from '../helpers/server.js';
 
 export const basic = (user: string, pass: string) => `Basic ${Buffer.from(`${user}:${pass}`).toString('base64')}`;
@@ -12,14 +12,10 @@ export async function listen(s: TestServer): Promise<string> {
 
 /** Whether an external program is on PATH; under CI a missing one fails the run, else it is skipped loudly. */
 export function requireProgram(program: string, what: string): boolean {
-  try {
-    execFileSync('sh', ['-c', `command -v ${program}`], { stdio: 'ignore' });
-    return true;
-  } catch {
-    if (process.env.CI) throw new Error(`CI needs ${program} for ${what} (.ci/packages.sh installs it)`);
-    console.warn(`\n*** SKIPPING ${what}: ${program} is not installed ***\n`);
-    return false;
-  }
+  if (hasProgram(program)) return true;
+  if (process.env.CI) throw new Error(`CI needs ${program} for ${what} (.ci/packages.sh installs it)`);
+  console.warn(`\n*** SKIPPING ${what}: ${program} is not installed ***\n`);
+  return false;
 }
 
 /** The `<D:href>` values of a multistatus body, decoded. */
