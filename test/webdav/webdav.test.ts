@@ -97,6 +97,10 @@ describe.each(BACKENDS)('WebDAV at /dav on $name', (backend) => {
       const opt = await dav('OPTIONS', '/dav/local/', undefined);
       expect(opt.statusCode).toBe(200);
       expect(opt.headers.dav).toBe('1, 2');
+      // Windows' redirector probes the server root first
+      const rootProbe = await dav('OPTIONS', '/', undefined);
+      expect(rootProbe.statusCode).toBe(200);
+      expect(rootProbe.headers['ms-author-via']).toBe('DAV');
     });
 
     it('Basic with the password, Bearer with the admin token; a wrong password is 401', async () => {

@@ -93,6 +93,8 @@ export function webdavRoutes(app: FastifyInstance, core: Core): void {
     for (const url of [DAV_PREFIX, `${DAV_PREFIX}/`, `${DAV_PREFIX}/*`]) {
       scope.route({ method: [...METHODS], url, handler });
     }
+    // Windows' WebDAV redirector asks the server's root whether it speaks DAV before it maps /dav.
+    scope.options('/', (_req, reply) => reply.code(200).headers({ Allow: 'OPTIONS', DAV: '1, 2', 'MS-Author-Via': 'DAV', 'Content-Length': '0' }).send());
   });
 }
 
