@@ -328,7 +328,9 @@ class DavRequest {
   }
 
   async options() {
-    const obj = await this.stat(this.target).catch(() => undefined);
+    // Who may not read learns nothing about the path from the Allow header.
+    const mayRead = !this.user.disabled && can(this.user, PERM.WEBDAV_READ);
+    const obj = mayRead ? await this.stat(this.target).catch(() => undefined) : undefined;
     const allow = !obj
       ? 'OPTIONS, LOCK, PUT, MKCOL'
       : obj.isDir
@@ -490,17 +492,14 @@ class DavRequest {
       if (!parent?.isDir) throw new DavError(409, 'the parent collection does not exist');
     }
     await this.checkLocks([]);
-    const { lock, conflict } = this.locks.create(this.target, {
+    const { lock } = this.locks.create(this.target, {
       scope,
       depth: depthHeader === '0' ? '0' : 'infinity',
       owner: ownerEl ? serializeOwner(ownerEl) : '',
       timeout,
       userId: this.user.id,
     });
-    if (!lock) {
-      void conflict;
-      throw new DavError(423, 'Locked');
-    }
+    if (!lock) throw new DavError(423, 'Locked', {}, 'no-conflicting-lock');
     if (!existing) {
       // Locking an unmapped URL creates an empty resource (RFC 4918 §7.3).
       try {
