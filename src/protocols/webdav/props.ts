@@ -40,6 +40,8 @@ export interface Resource {
   dead: ReadonlyMap<string, string>;
 }
 
+const NO_PROPS: ReadonlyMap<string, string> = new Map();
+
 /** A live property's inner XML, or undefined when the resource has no such property. */
 function liveValue(key: string, r: Resource): string | undefined {
   const { obj } = r;
@@ -78,7 +80,8 @@ export type PropRequest = { kind: 'allprop'; include: string[] } | { kind: 'prop
 export class PropfindRenderer {
   private readonly baseKeys: string[];
   /** Rendered responses of resources without locks or dead properties, by object (a cached listing's). */
-  private readonly memo = new WeakMap<Obj, { href: string; xml: string }>();
+  /** UTF-8 already: a response is then one concatenation of buffers, with no string encoding. */
+  private readonly memo = new WeakMap<Obj, { href: string; dirHref?: string; xml: Buffer }>();
   readonly signature: string;
 
   constructor(private readonly req: PropRequest) {
@@ -87,14 +90,27 @@ export class PropfindRenderer {
     this.signature = `${req.kind}\0${this.baseKeys.join('\0')}`;
   }
 
-  render(r: Resource): string {
+  render(r: Resource): Buffer {
     const plain = r.locks.length === 0 && r.dead.size === 0;
     if (plain) {
       const hit = this.memo.get(r.obj);
       if (hit && hit.href === r.href) return hit.xml;
     }
-    const xml = this.build(r);
+    const xml = Buffer.from(this.build(r));
     if (plain) this.memo.set(r.obj, { href: r.href, xml });
+    return xml;
+  }
+
+  /**
+   * An entry of a listed folder without locks or dead properties: the memo is checked against the
+   * folder's href, so a hit costs no encoding of the name.
+   */
+  renderChild(obj: Obj, dirHref: string): Buffer {
+    const hit = this.memo.get(obj);
+    if (hit && hit.dirHref === dirHref) return hit.xml;
+    const href = `${dirHref}${encodeURIComponent(obj.name)}${obj.isDir ? '/' : ''}`;
+    const xml = Buffer.from(this.build({ obj, href, locks: [], dead: NO_PROPS }));
+    this.memo.set(obj, { href, dirHref, xml });
     return xml;
   }
 
@@ -143,16 +159,26 @@ export class PropfindRenderers {
   }
 }
 
-export const multistatus = (responses: string) => `<?xml version="1.0" encoding="UTF-8"?>\n<D:multistatus xmlns:D="DAV:">${responses}</D:multistatus>`;
+const MULTISTATUS_OPEN = '<?xml version="1.0" encoding="UTF-8"?>\n<D:multistatus xmlns:D="DAV:">';
+const MULTISTATUS_CLOSE = '</D:multistatus>';
+
+export const multistatus = (responses: string) => `${MULTISTATUS_OPEN}${responses}${MULTISTATUS_CLOSE}`;
+
+/** A multistatus body of rendered responses. */
+export function multistatusBuffer(responses: Buffer[]): Buffer {
+  return Buffer.concat([Buffer.from(MULTISTATUS_OPEN), ...responses, Buffer.from(MULTISTATUS_CLOSE)]);
+}
 
 /**
  * Dead properties set with PROPPATCH, by virtual path. Kept in memory like the original's locks:
  * enough for clients that store metadata for a session (Windows' Win32 times, Finder tags).
  */
-const NO_PROPS: ReadonlyMap<string, string> = new Map();
-
 export class DeadProps {
   private readonly byPath = new Map<string, Map<string, string>>();
+
+  isEmpty(): boolean {
+    return this.byPath.size === 0;
+  }
 
   of(p: string): ReadonlyMap<string, string> {
     return this.byPath.get(p) ?? NO_PROPS;

@@ -15,7 +15,7 @@ import { MSG_USER_DISABLED } from '../../auth/accounts.js';
 import { cleanPath, joinBasePath } from '../../util/paths.js';
 import { evaluateIf, IfHeaderError, type IfList, parseIfHeader, submittedTokens } from './if-header.js';
 import { type Lock, LockManager, parseTimeout } from './locks.js';
-import { DeadProps, davEtag, LIVE_PROPS, lockXml, multistatus, type PropRequest, PropfindRenderers } from './props.js';
+import { DeadProps, davEtag, LIVE_PROPS, lockXml, multistatus, multistatusBuffer, type PropRequest, PropfindRenderers } from './props.js';
 import { child, DAV, escapeXml, is, parseXml, propKey, serialize, XmlError, type XmlElement } from './xml.js';
 
 export const DAV_PREFIX = '/dav';
@@ -536,20 +536,24 @@ class DavRequest {
     if (!['0', '1', 'infinity'].includes(depthHeader)) throw new DavError(400, 'Depth must be 0, 1 or infinity');
     const root = await this.mustStat(this.target);
     const renderer = this.renderers.for(request);
-    const out: string[] = [];
-    const noLocks = this.locks.isEmpty();
-    const describe = (p: string, obj: Obj, href: string) =>
-      out.push(renderer.render({ obj, href, locks: noLocks ? [] : this.locks.covering(p), dead: this.dead.of(p) }));
+    const out: Buffer[] = [];
+    // Without locks and dead properties anywhere, listed entries need no per-path lookups.
+    const plain = this.locks.isEmpty() && this.dead.isEmpty();
+    const describe = (p: string, obj: Obj, href: string) => out.push(renderer.render({ obj, href, locks: this.locks.covering(p), dead: this.dead.of(p) }));
     describe(this.target, root.name === 'root' && this.target === '/' ? { ...root, name: '' } : root, this.href(this.target, root.isDir));
     if (root.isDir && depthHeader !== '0') {
       const walk = async (dir: string, deep: boolean) => {
         const listed = await this.core.fs.list(dir);
         const dirHref = this.href(dir, true);
         for (const obj of this.core.access.visible(this.user, dir, listed.objs)) {
-          const p = dir === '/' ? `/${obj.name}` : `${dir}/${obj.name}`;
           if (out.length >= MAX_INFINITE_ENTRIES) {
             throw new DavError(403, 'too many entries for Depth: infinity', {}, 'propfind-finite-depth');
           }
+          if (plain && !(deep && obj.isDir)) {
+            out.push(renderer.renderChild(obj, dirHref));
+            continue;
+          }
+          const p = dir === '/' ? `/${obj.name}` : `${dir}/${obj.name}`;
           describe(p, obj, `${dirHref}${encodeURIComponent(obj.name)}${obj.isDir ? '/' : ''}`);
           if (deep && obj.isDir && !this.core.access.isHidden(this.user, p)) {
             try {
@@ -563,7 +567,7 @@ class DavRequest {
       };
       await walk(this.target, depthHeader === 'infinity');
     }
-    return this.reply.code(207).type('application/xml; charset=utf-8').send(multistatus(out.join('')));
+    return this.reply.code(207).type('application/xml; charset=utf-8').send(multistatusBuffer(out));
   }
 
   async proppatch() {
