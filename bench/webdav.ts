@@ -15,6 +15,9 @@
 //     checked on disk (size, first and last MiB). Targets: Atrium > rclone on both.
 //   - Atrium's RSS sampled every 100 ms during its PUTs: peak, and growth over the RSS just before.
 //     Target "flat": growth < 64 MB whatever the file size.
+//   - CPU seconds each server spent per PUT and per GET (its process group, from /proc): on a busy
+//     machine the MB/s follow the scheduler (a multi-threaded server gets more slices), the CPU
+//     cost per transfer much less so.
 
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, statSync } from 'node:fs';
@@ -22,7 +25,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { curlUpload, parallelDownload, request } from './lib/http.js';
 import { createBigFile, createSmallFiles, headTailDigest, warmPageCache } from './lib/files.js';
-import { makeTempDir, removeTempDir, rssOf, sampleRss } from './lib/proc.js';
+import { groupCpuSeconds, makeTempDir, removeTempDir, rssOf, sampleRss } from './lib/proc.js';
 import { startAtrium, startRcloneWebdav, versionOf, which, type Server } from './lib/servers.js';
 import { fmtBytes, fmtNum, GiB, median, MiB, percentile } from './lib/stats.js';
 import { shortError } from './lib/report.js';
@@ -106,6 +109,9 @@ async function run(ctx: BenchContext, result: AreaResult): Promise<void> {
 
     // PUT and GET
     const putMbps: Record<string, number[]> = { atrium: [], rclone: [] };
+    const putCpu: Record<string, number[]> = { atrium: [], rclone: [] };
+    const getCpu: Record<string, number[]> = { atrium: [], rclone: [] };
+    const cpuOf = (t: Target) => groupCpuSeconds(t.server.proc.pid);
     const getMbps: Record<string, number[]> = { atrium: [], rclone: [] };
     const rss = { peak: 0, growth: 0, before: [] as number[] };
     const timeoutS = Math.max(120, Math.ceil(P.fileSize / 10e6));
@@ -114,6 +120,7 @@ async function run(ctx: BenchContext, result: AreaResult): Promise<void> {
         const name = `${t.name}-${i}.bin`;
         const before = t.name === 'atrium' ? ((await rssOf(atrium.proc.pid)) ?? 0) : 0;
         const sampler = t.name === 'atrium' ? sampleRss(atrium.proc.pid, 100) : undefined;
+        const putCpu0 = await cpuOf(t);
         const up = await curlUpload(`${t.root}/put/${name}`, srcFile, { headers: t.headers, timeoutS, signal }).finally(async () => {
           const s = await sampler?.stop();
           if (s) {
@@ -127,16 +134,19 @@ async function run(ctx: BenchContext, result: AreaResult): Promise<void> {
         const got = await headTailDigest(stored);
         if (statSync(stored).size !== P.fileSize || got.head !== expect.head || got.tail !== expect.tail) throw new Error(`${t.name} PUT stored different bytes`);
         putMbps[t.name]!.push(P.fileSize / 1e6 / up.seconds);
+        putCpu[t.name]!.push((await cpuOf(t)) - putCpu0);
         const url = `${t.root}/put/${name}`;
         const download = t.name === 'atrium' ? url.replace('://', `://admin:${encodeURIComponent(adminPassword)}@`) : url;
+        const getCpu0 = await cpuOf(t);
         const dl = await parallelDownload('curl', download, 1, P.fileSize, timeoutS, signal);
         getMbps[t.name]!.push(dl.mbps);
+        getCpu[t.name]!.push((await cpuOf(t)) - getCpu0);
       }
       ctx.log(`PUT/GET repetition ${i + 1}/${P.reps} done`);
     }
 
     const ratio = (a: number, b: number) => (b > 0 ? a / b : null);
-    const row = (benchmark: string, a: number, b: number, unit: string, target: string, met: boolean): SummaryRow => ({
+    const row = (benchmark: string, a: number, b: number, unit: string, target: string, met: boolean | null): SummaryRow => ({
       benchmark,
       atrium: a,
       peerName: 'rclone serve webdav',
@@ -153,6 +163,8 @@ async function run(ctx: BenchContext, result: AreaResult): Promise<void> {
       row(`PROPFIND Depth 1, ${LIST_FILES} files, p50`, p50.atrium, p50.rclone, 'ms', '< 1.00× rclone', p50.atrium < p50.rclone),
       row(`PUT ${fmtBytes(P.fileSize)} (curl -T)`, put.atrium, put.rclone, 'MB/s', '> 1.00× rclone', put.atrium > put.rclone),
       row(`GET ${fmtBytes(P.fileSize)} (curl)`, get.atrium, get.rclone, 'MB/s', '> 1.00× rclone', get.atrium > get.rclone),
+      row(`server CPU per PUT of ${fmtBytes(P.fileSize)}`, median(putCpu.atrium!), median(putCpu.rclone!), 's', '', null),
+      row(`server CPU per GET of ${fmtBytes(P.fileSize)}`, median(getCpu.atrium!), median(getCpu.rclone!), 's', '', null),
       { benchmark: 'Atrium peak RSS during the PUTs', atrium: rss.peak / 1e6, unit: 'MB', target: '', met: null },
       { benchmark: 'Atrium RSS growth during a PUT (max)', atrium: rss.growth / 1e6, unit: 'MB', target: `< ${FLAT_RSS_BYTES / 1e6} MB (flat)`, met: rss.growth < FLAT_RSS_BYTES },
     );
@@ -165,11 +177,11 @@ async function run(ctx: BenchContext, result: AreaResult): Promise<void> {
       }),
     });
     result.details.push({
-      title: `PUT and GET of ${fmtBytes(P.fileSize)} (MB/s per repetition)`,
-      columns: ['server', 'PUT', 'GET'],
-      rows: targets.map((t) => [t.name, putMbps[t.name]!.map((v) => fmtNum(v)).join(' / '), getMbps[t.name]!.map((v) => fmtNum(v)).join(' / ')]),
+      title: `PUT and GET of ${fmtBytes(P.fileSize)} (per repetition: MB/s, and CPU seconds of the server)`,
+      columns: ['server', 'PUT MB/s', 'GET MB/s', 'PUT CPU s', 'GET CPU s'],
+      rows: targets.map((t) => [t.name, ...[putMbps, getMbps].map((m) => m[t.name]!.map((v) => fmtNum(v)).join(' / ')), ...[putCpu, getCpu].map((m) => m[t.name]!.map((v) => fmtNum(v, 2)).join(' / '))]),
     });
-    result.raw = { listMs, putMbps, getMbps, rss };
+    result.raw = { listMs, putMbps, getMbps, putCpu, getCpu, rss };
   } catch (err) {
     result.errors.push({ benchmark: 'webdav', subject: 'harness', message: shortError(errMsg(err), 600) });
     throw err;

@@ -3,21 +3,21 @@ import { Readable } from 'node:stream';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { can, isAdmin, PERM } from '../../auth/permissions.js';
 import type { Core } from '../../core.js';
-import type { User } from '../../db/users.js';
-import { ObjectNotFound, type Obj, UploadIntegrityError } from '../../drivers/types.js';
+import type { Obj } from '../../drivers/types.js';
 import { AppError } from '../../errors.js';
-import { MSG_DELETE_ROOT } from '../../fs/write.js';
 import { SYSTEM_FILES } from '../../server/routes/fs-upload.js';
 import { proxy } from '../../server/routes/raw.js';
 import { sendFile } from '../../server/send-file.js';
 import { encodePath } from '../../server/urls.js';
-import { MSG_USER_DISABLED } from '../../auth/accounts.js';
 import { cleanPath, joinBasePath } from '../../util/paths.js';
-import { evaluateIf, IfHeaderError, type IfList, parseIfHeader, submittedTokens } from './if-header.js';
+import { authenticate, type Caller } from './auth.js';
+import { DavError, toDavError } from './errors.js';
+import { evaluateIf, type IfList, parseIfHeader, submittedTokens } from './if-header.js';
 import { type Lock, LockManager, parseTimeout } from './locks.js';
 import { DeadProps, davEtag, LIVE_PROPS, lockXml, multistatus, multistatusBuffer, type PropRequest, PropfindRenderers } from './props.js';
-import { child, DAV, escapeXml, is, parseXml, propKey, serialize, XmlError, type XmlElement } from './xml.js';
+import { child, DAV, escapeXml, is, parseXml, propKey, serialize, type XmlElement } from './xml.js';
 
+export { DavError };
 export const DAV_PREFIX = '/dav';
 const METHODS = ['OPTIONS', 'GET', 'HEAD', 'POST', 'PUT', 'DELETE', 'MKCOL', 'COPY', 'MOVE', 'LOCK', 'UNLOCK', 'PROPFIND', 'PROPPATCH'] as const;
 const CUSTOM = ['MKCOL', 'COPY', 'MOVE', 'LOCK', 'UNLOCK', 'PROPFIND', 'PROPPATCH'];
@@ -32,30 +32,11 @@ const MAX_XML_BODY = 1024 * 1024;
 /** Entries one `Depth: infinity` PROPFIND may describe before the server refuses it. */
 const MAX_INFINITE_ENTRIES = 100_000;
 
-/** A WebDAV answer other than success: a status with a short text body. */
-export class DavError extends Error {
-  constructor(
-    readonly status: number,
-    message = '',
-    readonly headers: Record<string, string> = {},
-    /** A `<D:error>` precondition element (RFC 4918 §16) sent as the XML body instead of the text. */
-    readonly condition?: string,
-  ) {
-    super(message);
-  }
-}
-
 /** What outlives a request: locks, dead properties, rendered PROPFIND entries. */
 interface DavState {
   locks: LockManager;
   dead: DeadProps;
   renderers: PropfindRenderers;
-}
-
-interface Caller {
-  user: User;
-  /** The password a guest gave in Basic auth, used as the path password (as OpenList). */
-  password: string;
 }
 
 /**
@@ -96,62 +77,6 @@ export function webdavRoutes(app: FastifyInstance, core: Core): void {
     // Windows' WebDAV redirector asks the server's root whether it speaks DAV before it maps /dav.
     scope.options('/', (_req, reply) => reply.code(200).headers({ Allow: 'OPTIONS', DAV: '1, 2', 'MS-Author-Via': 'DAV', 'Content-Length': '0' }).send());
   });
-}
-
-function toDavError(err: unknown): DavError {
-  if (err instanceof DavError) return err;
-  if (err instanceof XmlError || err instanceof IfHeaderError) return new DavError(400, err.message);
-  if (err instanceof ObjectNotFound) return new DavError(404, err.message);
-  if (err instanceof UploadIntegrityError) return new DavError(400, err.message);
-  if (err instanceof AppError) {
-    if (/not found/i.test(err.message)) return new DavError(404, err.message);
-    if (err.code === 401) return new DavError(401, err.message);
-    if (err.code === 403) return new DavError(/exists/.test(err.message) ? 412 : 403, err.message);
-    if (err.code === 400 || err.code === 429) return new DavError(err.code, err.message);
-    if (err.message === MSG_DELETE_ROOT) return new DavError(403, err.message);
-    if (err.message === 'not implement' || err.message === 'upload not supported') return new DavError(501, err.message);
-    if (/^storage not init/.test(err.message)) return new DavError(503, err.message);
-    return new DavError(500, err.message);
-  }
-  return new DavError(500, (err as Error)?.message ?? 'internal error');
-}
-
-/** Basic (password or, for the guest, the path password), `Bearer <admin token>`, else the guest. */
-async function authenticate(core: Core, req: FastifyRequest): Promise<Caller> {
-  const header = req.headers.authorization ?? '';
-  const basic = /^basic\s+(.+)$/i.exec(header);
-  const challenge = { 'WWW-Authenticate': 'Basic realm="alist"' };
-  if (basic) {
-    const decoded = Buffer.from(basic[1]!, 'base64').toString('utf8');
-    const colon = decoded.indexOf(':');
-    const username = colon >= 0 ? decoded.slice(0, colon) : decoded;
-    const password = colon >= 0 ? decoded.slice(colon + 1) : '';
-    const guest = await core.repos.users.byRole(1);
-    if (guest && !guest.disabled && username === guest.username) return { user: guest, password };
-    try {
-      return { user: await core.accounts.checkPassword(username, password, req.ip), password: '' };
-    } catch (err) {
-      if (err instanceof AppError && err.code === 429) throw new DavError(429, err.message);
-      if (req.method === 'OPTIONS') return guestCaller(core, challenge);
-      if (err instanceof AppError && err.message === MSG_USER_DISABLED) throw new DavError(403, err.message);
-      throw new DavError(401, 'Unauthorized', challenge);
-    }
-  }
-  const bearer = /^bearer\s+(.+)$/i.exec(header);
-  if (bearer) {
-    const adminToken = core.settings.get('token');
-    if (adminToken !== '' && bearer[1]!.trim() === adminToken) return { user: await core.accounts.admin(), password: '' };
-    if (req.method === 'OPTIONS') return guestCaller(core, challenge);
-    throw new DavError(401, 'Unauthorized', challenge);
-  }
-  return guestCaller(core, challenge, req.method === 'OPTIONS');
-}
-
-async function guestCaller(core: Core, challenge: Record<string, string>, optional = true): Promise<Caller> {
-  const guest = await core.repos.users.byRole(1);
-  if (guest && !guest.disabled) return { user: guest, password: '' };
-  if (optional) return { user: guest ?? ({ permission: 0, role: 1, basePath: '/', disabled: true } as User), password: '' };
-  throw new DavError(401, 'Unauthorized', challenge);
 }
 
 /** The request's path below /dav, decoded; undefined when the URL is not under /dav. */
