@@ -17,7 +17,6 @@ import { type Lock, LockManager, parseTimeout } from './locks.js';
 import { DeadProps, davEtag, LIVE_PROPS, lockXml, multistatus, multistatusBuffer, type PropRequest, PropfindRenderers } from './props.js';
 import { child, DAV, escapeXml, is, parseXml, propKey, serialize, type XmlElement } from './xml.js';
 
-export { DavError };
 export const DAV_PREFIX = '/dav';
 const METHODS = ['OPTIONS', 'GET', 'HEAD', 'POST', 'PUT', 'DELETE', 'MKCOL', 'COPY', 'MOVE', 'LOCK', 'UNLOCK', 'PROPFIND', 'PROPPATCH'] as const;
 const CUSTOM = ['MKCOL', 'COPY', 'MOVE', 'LOCK', 'UNLOCK', 'PROPFIND', 'PROPPATCH'];
