@@ -1,5 +1,7 @@
 import { execFile } from 'node:child_process';
-import { rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BACKENDS } from '../helpers/backends.js';
@@ -21,6 +23,8 @@ describe.runIf(present)('litmus against /dav', () => {
   let s: TestServer;
   let root: string;
   let base: string;
+  /** litmus writes debug.log and child.log into its working folder. */
+  let logs: string;
 
   beforeAll(async () => {
     s = await startServer(BACKENDS[0]!);
@@ -30,15 +34,18 @@ describe.runIf(present)('litmus against /dav', () => {
     const user = { username: 'litmus', password: 'litmus-pass', permission: 256 | 512 | 8 | 16 | 32 | 64 | 128 };
     expect((await s.api('POST', '/api/admin/user/create', { token: admin, body: user })).code).toBe(200);
     base = await listen(s);
+    logs = mkdtempSync(path.join(os.tmpdir(), 'atrium-litmus-'));
   });
   afterAll(async () => {
     await s?.destroy();
     rmSync(root, { recursive: true, force: true });
+    if (logs) rmSync(logs, { recursive: true, force: true });
   });
 
   it('passes every suite in full, at or above the rclone WebDAV server', async () => {
     const { stdout } = await promisify(execFile)('litmus', ['-k', `${base}/dav/disk/work/`, 'litmus', 'litmus-pass'], {
       env: { ...process.env, TESTS: Object.keys(SUITES).join(' ') },
+      cwd: logs,
       timeout: 90_000,
     }).catch((err: { stdout?: string; message: string }) => ({ stdout: err.stdout ?? err.message }));
     const summary: Record<string, { run: number; passed: number }> = {};
