@@ -1,10 +1,9 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { registerDriver } from '../../src/drivers/registry.js';
-import { type Driver, driverConfig, item, ObjectNotFound, type Obj } from '../../src/drivers/types.js';
 import { BACKENDS } from '../helpers/backends.js';
 import { startServer, type TestServer } from '../helpers/server.js';
+import { registerUrlDriver } from '../helpers/url-driver.js';
 
 const BODY = Buffer.from('remote bytes 0123456789');
 let upstream: http.Server;
@@ -12,28 +11,10 @@ let upstreamUrl = '';
 const seen: http.IncomingHttpHeaders[] = [];
 
 /** A driver whose files live behind URLs, as cloud drivers' do. */
-registerDriver({
-  config: driverConfig({ name: 'TestUrl', localSort: true }),
-  additional: [item('token', 'string')],
-  create: (addition): Driver => {
-    const file: Obj = { name: 'remote.bin', size: BODY.length, isDir: false, modified: new Date(1700000000000) };
-    return {
-      init: async () => undefined,
-      drop: async () => undefined,
-      addition: () => addition,
-      list: async (p) => {
-        if (p !== '/') throw new ObjectNotFound();
-        return [file];
-      },
-      get: async (p) => {
-        if (p === '/') return { name: '', size: 0, isDir: true, modified: new Date(0) };
-        if (p === '/remote.bin') return file;
-        throw new ObjectNotFound();
-      },
-      link: async () => ({ url: `${upstreamUrl}/blob?x=1`, header: { 'x-upstream-token': String(addition.token) } }),
-    };
-  },
-});
+registerUrlDriver('TestUrl', { name: 'remote.bin', size: BODY.length, isDir: false, modified: new Date(1700000000000) }, (addition) => ({
+  url: `${upstreamUrl}/blob?x=1`,
+  header: { 'x-upstream-token': String(addition.token) },
+}));
 
 describe.each(BACKENDS)('links to URLs on $name', (backend) => {
   let s: TestServer;

@@ -11,6 +11,8 @@ export interface Lock {
   /** Seconds; 0 = infinite. */
   timeout: number;
   expires: number;
+  /** The user who took it: only they can submit its token or unlock it (RFC 4918 §6.4). */
+  userId: number;
 }
 
 /** Longest lock Atrium grants, whatever the client asks ("Infinite" included). */
@@ -41,6 +43,11 @@ export class LockManager {
     for (const [token, l] of this.locks) if (l.expires <= now) this.locks.delete(token);
   }
 
+  isEmpty(): boolean {
+    this.sweep();
+    return this.locks.size === 0;
+  }
+
   /** Locks that cover a path: on it, or on an ancestor at depth infinity. */
   covering(p: string): Lock[] {
     this.sweep();
@@ -59,7 +66,7 @@ export class LockManager {
   }
 
   /** Takes a lock, or answers the lock it conflicts with. */
-  create(root: string, opts: Pick<Lock, 'depth' | 'scope' | 'owner' | 'timeout'>): { lock?: Lock; conflict?: Lock } {
+  create(root: string, opts: Pick<Lock, 'depth' | 'scope' | 'owner' | 'timeout' | 'userId'>): { lock?: Lock; conflict?: Lock } {
     const candidates = [...this.covering(root), ...(opts.depth === 'infinity' ? this.within(root) : [])];
     const conflict = candidates.find((l) => l.scope === 'exclusive' || opts.scope === 'exclusive');
     if (conflict) return { conflict };

@@ -37,8 +37,10 @@ export interface Resource {
   href: string;
   locks: Lock[];
   /** Dead properties: key → serialized element. */
-  dead: Map<string, string>;
+  dead: ReadonlyMap<string, string>;
 }
+
+const NO_PROPS: ReadonlyMap<string, string> = new Map();
 
 /** A live property's inner XML, or undefined when the resource has no such property. */
 function liveValue(key: string, r: Resource): string | undefined {
@@ -57,7 +59,8 @@ function liveValue(key: string, r: Resource): string | undefined {
     case propKey(DAV, 'getcontenttype'):
       return obj.isDir ? undefined : escapeXml(mime.lookup(path.posix.extname(obj.name)) || 'application/octet-stream');
     case propKey(DAV, 'getetag'):
-      return obj.isDir ? undefined : escapeXml(davEtag(obj));
+      // Hex digits in quotes: nothing to escape, and clients compare it with the ETag header.
+      return obj.isDir ? undefined : davEtag(obj);
     case propKey(DAV, 'lockdiscovery'):
       return r.locks.map((l) => lockXml(l, r.href)).join('');
     case propKey(DAV, 'supportedlock'):
@@ -73,33 +76,98 @@ function liveValue(key: string, r: Resource): string | undefined {
 
 export type PropRequest = { kind: 'allprop'; include: string[] } | { kind: 'propname' } | { kind: 'prop'; keys: string[] };
 
-/** One `<D:response>` of a PROPFIND multistatus. */
-export function propfindResponse(r: Resource, req: PropRequest): string {
-  const found: string[] = [];
-  const missing: string[] = [];
-  const keys =
-    req.kind === 'prop'
-      ? req.keys
-      : [...LIVE_PROPS, propKey(OWNCLOUD, 'checksums'), ...r.dead.keys(), ...(req.kind === 'allprop' ? req.include : [])];
-  for (const key of new Set(keys)) {
-    const dead = r.dead.get(key);
-    const live = dead === undefined ? liveValue(key, r) : undefined;
-    const { ns, name } = splitKey(key);
-    if (dead === undefined && live === undefined) {
-      if (req.kind === 'prop') missing.push(propElement(ns, name));
-      continue;
-    }
-    if (req.kind === 'propname') found.push(propElement(ns, name));
-    else if (dead !== undefined) found.push(dead);
-    else found.push(propElement(ns, name, live));
+/** Renders `<D:response>` elements for one PROPFIND request (the requested keys are worked out once). */
+export class PropfindRenderer {
+  private readonly baseKeys: string[];
+  /** Rendered responses of resources without locks or dead properties, by object (a cached listing's). */
+  /** UTF-8 already: a response is then one concatenation of buffers, with no string encoding. */
+  private readonly memo = new WeakMap<Obj, { href: string; dirHref?: string; xml: Buffer }>();
+  readonly signature: string;
+
+  constructor(private readonly req: PropRequest) {
+    const all = [...LIVE_PROPS, propKey(OWNCLOUD, 'checksums')];
+    this.baseKeys = req.kind === 'prop' ? [...new Set(req.keys)] : req.kind === 'allprop' ? [...new Set([...all, ...req.include])] : all;
+    this.signature = `${req.kind}\0${this.baseKeys.join('\0')}`;
   }
-  let out = `<D:response><D:href>${escapeXml(r.href)}</D:href>`;
-  if (found.length > 0) out += `<D:propstat><D:prop>${found.join('')}</D:prop><D:status>HTTP/1.1 200 OK</D:status></D:propstat>`;
-  if (missing.length > 0) out += `<D:propstat><D:prop>${missing.join('')}</D:prop><D:status>HTTP/1.1 404 Not Found</D:status></D:propstat>`;
-  return `${out}</D:response>`;
+
+  render(r: Resource): Buffer {
+    const plain = r.locks.length === 0 && r.dead.size === 0;
+    if (plain) {
+      const hit = this.memo.get(r.obj);
+      if (hit && hit.href === r.href) return hit.xml;
+    }
+    const xml = Buffer.from(this.build(r));
+    if (plain) this.memo.set(r.obj, { href: r.href, xml });
+    return xml;
+  }
+
+  /**
+   * An entry of a listed folder without locks or dead properties: the memo is checked against the
+   * folder's href, so a hit costs no encoding of the name.
+   */
+  renderChild(obj: Obj, dirHref: string): Buffer {
+    const hit = this.memo.get(obj);
+    if (hit && hit.dirHref === dirHref) return hit.xml;
+    const href = `${dirHref}${encodeURIComponent(obj.name)}${obj.isDir ? '/' : ''}`;
+    const xml = Buffer.from(this.build({ obj, href, locks: [], dead: NO_PROPS }));
+    this.memo.set(obj, { href, dirHref, xml });
+    return xml;
+  }
+
+  private build(r: Resource): string {
+    const found: string[] = [];
+    const missing: string[] = [];
+    const keys = r.dead.size === 0 || this.req.kind === 'prop' ? this.baseKeys : [...new Set([...this.baseKeys, ...r.dead.keys()])];
+    for (const key of keys) {
+      const dead = r.dead.get(key);
+      const live = dead === undefined ? liveValue(key, r) : undefined;
+      if (dead === undefined && live === undefined) {
+        if (this.req.kind === 'prop') {
+          const { ns, name } = splitKey(key);
+          missing.push(propElement(ns, name));
+        }
+        continue;
+      }
+      if (this.req.kind === 'propname') {
+        const { ns, name } = splitKey(key);
+        found.push(propElement(ns, name));
+      } else if (dead !== undefined) found.push(dead);
+      else {
+        const { ns, name } = splitKey(key);
+        found.push(propElement(ns, name, live));
+      }
+    }
+    let out = `<D:response><D:href>${escapeXml(r.href)}</D:href>`;
+    if (found.length > 0) out += `<D:propstat><D:prop>${found.join('')}</D:prop><D:status>HTTP/1.1 200 OK</D:status></D:propstat>`;
+    if (missing.length > 0) out += `<D:propstat><D:prop>${missing.join('')}</D:prop><D:status>HTTP/1.1 404 Not Found</D:status></D:propstat>`;
+    return `${out}</D:response>`;
+  }
 }
 
-export const multistatus = (responses: string) => `<?xml version="1.0" encoding="UTF-8"?>\n<D:multistatus xmlns:D="DAV:">${responses}</D:multistatus>`;
+/** One renderer per kind of PROPFIND body, so entries of cached listings are rendered once. */
+export class PropfindRenderers {
+  private readonly bySignature = new Map<string, PropfindRenderer>();
+
+  for(req: PropRequest): PropfindRenderer {
+    const fresh = new PropfindRenderer(req);
+    const known = this.bySignature.get(fresh.signature);
+    if (known) return known;
+    // Clients send a handful of distinct bodies; anything beyond is not worth keeping.
+    if (this.bySignature.size >= 64) this.bySignature.clear();
+    this.bySignature.set(fresh.signature, fresh);
+    return fresh;
+  }
+}
+
+const MULTISTATUS_OPEN = '<?xml version="1.0" encoding="UTF-8"?>\n<D:multistatus xmlns:D="DAV:">';
+const MULTISTATUS_CLOSE = '</D:multistatus>';
+
+export const multistatus = (responses: string) => `${MULTISTATUS_OPEN}${responses}${MULTISTATUS_CLOSE}`;
+
+/** A multistatus body of rendered responses. */
+export function multistatusBuffer(responses: Buffer[]): Buffer {
+  return Buffer.concat([Buffer.from(MULTISTATUS_OPEN), ...responses, Buffer.from(MULTISTATUS_CLOSE)]);
+}
 
 /**
  * Dead properties set with PROPPATCH, by virtual path. Kept in memory like the original's locks:
@@ -108,8 +176,12 @@ export const multistatus = (responses: string) => `<?xml version="1.0" encoding=
 export class DeadProps {
   private readonly byPath = new Map<string, Map<string, string>>();
 
-  of(p: string): Map<string, string> {
-    return this.byPath.get(p) ?? new Map();
+  isEmpty(): boolean {
+    return this.byPath.size === 0;
+  }
+
+  of(p: string): ReadonlyMap<string, string> {
+    return this.byPath.get(p) ?? NO_PROPS;
   }
 
   set(p: string, props: Map<string, string>): void {

@@ -1,43 +1,41 @@
 import path from 'node:path';
 import { Readable } from 'node:stream';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { can, PERM } from '../../auth/permissions.js';
+import { can, isAdmin, PERM } from '../../auth/permissions.js';
 import type { Core } from '../../core.js';
-import type { User } from '../../db/users.js';
-import { ObjectNotFound, type Obj, UploadIntegrityError } from '../../drivers/types.js';
+import type { Obj } from '../../drivers/types.js';
 import { AppError } from '../../errors.js';
+import { SYSTEM_FILES } from '../../server/routes/fs-upload.js';
 import { proxy } from '../../server/routes/raw.js';
+import { sendFile } from '../../server/send-file.js';
 import { encodePath } from '../../server/urls.js';
 import { cleanPath, joinBasePath } from '../../util/paths.js';
-import { evaluateIf, IfHeaderError, type IfList, parseIfHeader, submittedTokens } from './if-header.js';
+import { authenticate, type Caller } from './auth.js';
+import { DavError, toDavError } from './errors.js';
+import { evaluateIf, type IfList, parseIfHeader, submittedTokens } from './if-header.js';
 import { type Lock, LockManager, parseTimeout } from './locks.js';
-import { DeadProps, davEtag, LIVE_PROPS, lockXml, multistatus, type PropRequest, propfindResponse } from './props.js';
-import { child, DAV, escapeXml, is, parseXml, propKey, serialize, XmlError, type XmlElement } from './xml.js';
+import { DeadProps, davEtag, LIVE_PROPS, lockXml, multistatus, multistatusBuffer, type PropRequest, PropfindRenderers } from './props.js';
+import { child, DAV, escapeXml, is, parseXml, propKey, serialize, type XmlElement } from './xml.js';
 
 export const DAV_PREFIX = '/dav';
 const METHODS = ['OPTIONS', 'GET', 'HEAD', 'POST', 'PUT', 'DELETE', 'MKCOL', 'COPY', 'MOVE', 'LOCK', 'UNLOCK', 'PROPFIND', 'PROPPATCH'] as const;
 const CUSTOM = ['MKCOL', 'COPY', 'MOVE', 'LOCK', 'UNLOCK', 'PROPFIND', 'PROPPATCH'];
-/** Methods that change something: they need the WebDAV manage bit. */
+/**
+ * Methods that change something need the WebDAV manage bit. LOCK and UNLOCK too (unlike the
+ * original): a lock only serves a writer, and a read-only user's lock would block the writers.
+ */
 const MANAGE = new Set(['PUT', 'DELETE', 'PROPPATCH', 'MKCOL', 'COPY', 'MOVE', 'LOCK', 'UNLOCK']);
+/** Names the `ignore_system_files` setting refuses, as on the upload API. */
+const isSystemFile = (name: string) => SYSTEM_FILES.has(name) || name.startsWith('._');
 const MAX_XML_BODY = 1024 * 1024;
 /** Entries one `Depth: infinity` PROPFIND may describe before the server refuses it. */
 const MAX_INFINITE_ENTRIES = 100_000;
 
-/** A WebDAV answer other than success: a status with a short text body. */
-export class DavError extends Error {
-  constructor(
-    readonly status: number,
-    message = '',
-    readonly headers: Record<string, string> = {},
-  ) {
-    super(message);
-  }
-}
-
-interface Caller {
-  user: User;
-  /** The password a guest gave in Basic auth, used as the path password (as OpenList). */
-  password: string;
+/** What outlives a request: locks, dead properties, rendered PROPFIND entries. */
+interface DavState {
+  locks: LockManager;
+  dead: DeadProps;
+  renderers: PropfindRenderers;
 }
 
 /**
@@ -45,8 +43,7 @@ interface Caller {
  * bits and path rules as the HTTP API, in-memory locks and dead properties.
  */
 export function webdavRoutes(app: FastifyInstance, core: Core): void {
-  const locks = new LockManager();
-  const dead = new DeadProps();
+  const state: DavState = { locks: new LockManager(), dead: new DeadProps(), renderers: new PropfindRenderers() };
 
   for (const m of CUSTOM) {
     try {
@@ -60,68 +57,25 @@ export function webdavRoutes(app: FastifyInstance, core: Core): void {
     scope.removeAllContentTypeParsers();
     scope.addContentTypeParser('*', (_req, _payload, done) => done(null));
     scope.setErrorHandler((err, req, reply) => {
-      const { status, message, headers } = toDavError(err);
+      const { status, message, headers, condition } = toDavError(err);
       if (status >= 500) req.log.error({ err, method: req.method, url: req.url }, 'webdav request failed');
       if (reply.sent || reply.raw.headersSent) return;
+      // An unread request body (a refused PUT) is drained so the connection stays usable.
+      if (!req.raw.readableEnded) req.raw.resume();
+      if (condition) {
+        const xml = `<?xml version="1.0" encoding="UTF-8"?>\n<D:error xmlns:D="DAV:"><D:${condition}/></D:error>`;
+        void reply.code(status).headers(headers).type('application/xml; charset=utf-8').send(xml);
+        return;
+      }
       void reply.code(status).headers(headers).type('text/plain; charset=utf-8').send(message);
     });
-    const handler = (req: FastifyRequest, reply: FastifyReply) => handle(core, locks, dead, req, reply);
+    const handler = (req: FastifyRequest, reply: FastifyReply) => handle(core, state, req, reply);
     for (const url of [DAV_PREFIX, `${DAV_PREFIX}/`, `${DAV_PREFIX}/*`]) {
       scope.route({ method: [...METHODS], url, handler });
     }
+    // Windows' WebDAV redirector asks the server's root whether it speaks DAV before it maps /dav.
+    scope.options('/', (_req, reply) => reply.code(200).headers({ Allow: 'OPTIONS', DAV: '1, 2', 'MS-Author-Via': 'DAV', 'Content-Length': '0' }).send());
   });
-}
-
-function toDavError(err: unknown): DavError {
-  if (err instanceof DavError) return err;
-  if (err instanceof XmlError || err instanceof IfHeaderError) return new DavError(400, err.message);
-  if (err instanceof ObjectNotFound) return new DavError(404, err.message);
-  if (err instanceof UploadIntegrityError) return new DavError(400, err.message);
-  if (err instanceof AppError) {
-    if (/not found/i.test(err.message)) return new DavError(404, err.message);
-    if (err.code === 401) return new DavError(401, err.message);
-    if (err.code === 403) return new DavError(/exists/.test(err.message) ? 412 : 403, err.message);
-    if (err.code === 400 || err.code === 429) return new DavError(err.code, err.message);
-    return new DavError(500, err.message);
-  }
-  return new DavError(500, (err as Error)?.message ?? 'internal error');
-}
-
-/** Basic (password or, for the guest, the path password), `Bearer <admin token>`, else the guest. */
-async function authenticate(core: Core, req: FastifyRequest): Promise<Caller> {
-  const header = req.headers.authorization ?? '';
-  const basic = /^basic\s+(.+)$/i.exec(header);
-  const challenge = { 'WWW-Authenticate': 'Basic realm="alist"' };
-  if (basic) {
-    const decoded = Buffer.from(basic[1]!, 'base64').toString('utf8');
-    const colon = decoded.indexOf(':');
-    const username = colon >= 0 ? decoded.slice(0, colon) : decoded;
-    const password = colon >= 0 ? decoded.slice(colon + 1) : '';
-    const guest = await core.repos.users.byRole(1);
-    if (guest && !guest.disabled && username === guest.username) return { user: guest, password };
-    try {
-      return { user: await core.accounts.checkPassword(username, password, req.ip), password: '' };
-    } catch (err) {
-      if (err instanceof AppError && err.code === 429) throw new DavError(429, err.message);
-      if (req.method === 'OPTIONS') return guestCaller(core, challenge);
-      throw new DavError(401, 'Unauthorized');
-    }
-  }
-  const bearer = /^bearer\s+(.+)$/i.exec(header);
-  if (bearer) {
-    const adminToken = core.settings.get('token');
-    if (adminToken !== '' && bearer[1]!.trim() === adminToken) return { user: await core.accounts.admin(), password: '' };
-    if (req.method === 'OPTIONS') return guestCaller(core, challenge);
-    throw new DavError(401, 'Unauthorized');
-  }
-  return guestCaller(core, challenge, req.method === 'OPTIONS');
-}
-
-async function guestCaller(core: Core, challenge: Record<string, string>, optional = true): Promise<Caller> {
-  const guest = await core.repos.users.byRole(1);
-  if (guest && !guest.disabled) return { user: guest, password: '' };
-  if (optional) return { user: guest ?? ({ permission: 0, role: 1, basePath: '/', disabled: true } as User), password: '' };
-  throw new DavError(401, 'Unauthorized', challenge);
 }
 
 /** The request's path below /dav, decoded; undefined when the URL is not under /dav. */
@@ -148,7 +102,7 @@ async function readBody(req: FastifyRequest): Promise<string> {
   return Buffer.concat(chunks).toString('utf8');
 }
 
-async function handle(core: Core, locks: LockManager, dead: DeadProps, req: FastifyRequest, reply: FastifyReply) {
+async function handle(core: Core, state: DavState, req: FastifyRequest, reply: FastifyReply) {
   const caller = await authenticate(core, req);
   const method = req.method.toUpperCase();
   const { user } = caller;
@@ -158,7 +112,9 @@ async function handle(core: Core, locks: LockManager, dead: DeadProps, req: Fast
   }
   const rel = davPath(req.url) ?? '/';
   const target = joinBasePath(user.basePath, rel);
-  const ctx = new DavRequest(core, locks, dead, req, reply, caller, target);
+  // As on the HTTP API: changing a hidden entry is refused whether it exists or not.
+  if (MANAGE.has(method) && core.access.isHidden(user, target)) throw new DavError(403, 'permission denied');
+  const ctx = new DavRequest(core, state, req, reply, caller, target);
   switch (method) {
     case 'OPTIONS':
       return ctx.options();
@@ -191,16 +147,19 @@ async function handle(core: Core, locks: LockManager, dead: DeadProps, req: Fast
 /** One WebDAV request: the caller, its target path, and the method handlers. */
 class DavRequest {
   private ifLists: IfList[] | undefined;
+  private readonly locks: LockManager;
+  private readonly dead: DeadProps;
+  private readonly renderers: PropfindRenderers;
 
   constructor(
     private readonly core: Core,
-    private readonly locks: LockManager,
-    private readonly dead: DeadProps,
+    state: DavState,
     private readonly req: FastifyRequest,
     private readonly reply: FastifyReply,
     private readonly caller: Caller,
     private readonly target: string,
   ) {
+    ({ locks: this.locks, dead: this.dead, renderers: this.renderers } = state);
     const header = req.headers.if;
     this.ifLists = typeof header === 'string' && header.trim() !== '' ? parseIfHeader(header) : undefined;
   }
@@ -252,10 +211,16 @@ class DavRequest {
       });
       if (!ok) throw new DavError(412, 'Precondition Failed');
     }
-    const tokens = this.ifLists ? submittedTokens(this.ifLists) : new Set<string>();
+    const tokens = this.ownTokens();
     for (const { p, deep } of paths) {
       if (this.locks.blocking(p, tokens, deep).length > 0) throw new DavError(423, 'Locked');
     }
+  }
+
+  /** The lock tokens the If header submits that belong to this user's locks (another's token unlocks nothing). */
+  private ownTokens(): Set<string> {
+    const tokens = this.ifLists ? submittedTokens(this.ifLists) : new Set<string>();
+    return new Set([...tokens].filter((t) => this.locks.get(t)?.userId === this.user.id));
   }
 
   /** A URL or path naming a resource of this server, as a virtual path of this user. */
@@ -270,12 +235,26 @@ class DavRequest {
     return rel === undefined ? undefined : joinBasePath(this.user.basePath, rel);
   }
 
+  /** True when a Destination's host is this server as the client (or a reverse proxy) named it. */
+  private servesHost(host: string): boolean {
+    const names = [this.req.headers.host, this.req.headers['x-forwarded-host']].flatMap((h) => (typeof h === 'string' ? h.split(',') : []));
+    return names.some((n) => {
+      try {
+        return new URL(`http://${n.trim()}`).host === host;
+      } catch {
+        return false;
+      }
+    });
+  }
+
   private parent(p: string) {
     return path.posix.dirname(p);
   }
 
   async options() {
-    const obj = await this.stat(this.target).catch(() => undefined);
+    // Who may not read learns nothing about the path from the Allow header.
+    const mayRead = !this.user.disabled && can(this.user, PERM.WEBDAV_READ);
+    const obj = mayRead ? await this.stat(this.target).catch(() => undefined) : undefined;
     const allow = !obj
       ? 'OPTIONS, LOCK, PUT, MKCOL'
       : obj.isDir
@@ -291,6 +270,16 @@ class DavRequest {
       throw new DavError(405, 'Method Not Allowed');
     }
     const { storage } = this.core.fs.resolveStorage(this.target);
+    if (head) {
+      // HEAD answers from the object's metadata, without asking the driver for a link.
+      return sendFile(this.req, this.reply, {
+        name: obj.name,
+        size: obj.size,
+        modified: obj.modified,
+        etag: davEtag(obj),
+        open: () => Promise.reject(new Error('HEAD reads no bytes')),
+      });
+    }
     const policy = storage.row.webdav_policy;
     if (policy === 'use_proxy_url') {
       const downProxy = storage.row.down_proxy_url.split('\n')[0]?.trim();
@@ -311,12 +300,13 @@ class DavRequest {
     if (!parent?.isDir) throw new DavError(409, 'the parent collection does not exist');
     await this.checkLocks([{ p: this.target, deep: false }]);
     this.core.access.requireWrite(this.user, this.parent(this.target), this.target);
+    const name = path.posix.basename(this.target);
+    if (this.core.settings.getBool('ignore_system_files') && isSystemFile(name)) throw new DavError(403, 'system file upload ignored');
     const h = this.req.headers;
     const declared = h['x-expected-entity-length'] ?? h['content-length'] ?? h['x-file-size'];
     const size = declared === undefined || h['transfer-encoding'] ? Number(h['x-expected-entity-length'] ?? h['x-file-size'] ?? -1) : Number(declared);
     if (!Number.isSafeInteger(size) || size < -1) throw new DavError(400, 'bad Content-Length');
     const mtime = Number(h['x-oc-mtime']);
-    const name = path.posix.basename(this.target);
     await this.core.writer.put(
       this.target,
       { name, size, stream: this.req.raw as Readable, modified: Number.isFinite(mtime) && mtime > 0 ? new Date(mtime * 1000) : undefined, mimetype: h['content-type'] },
@@ -325,7 +315,8 @@ class DavRequest {
     const obj = await this.stat(this.target);
     if (obj) this.reply.header('ETag', davEtag(obj));
     if (Number.isFinite(mtime) && mtime > 0) this.reply.header('X-OC-Mtime', 'accepted');
-    return this.reply.code(existing ? 204 : 201).send();
+    // 201 also when a file was replaced, as the original answers.
+    return this.reply.code(201).send();
   }
 
   async delete() {
@@ -361,7 +352,7 @@ class DavRequest {
     } catch {
       throw new DavError(400, 'bad Destination header');
     }
-    if (destUrl.host !== (this.req.headers.host ?? destUrl.host)) throw new DavError(502, 'the destination is on another server');
+    if (/^[a-z][a-z0-9+.-]*:/i.test(destHeader) && !this.servesHost(destUrl.host)) throw new DavError(502, 'the destination is on another server');
     const destRel = davPath(destUrl.pathname);
     if (destRel === undefined) throw new DavError(502, 'the destination is outside /dav');
     const dest = joinBasePath(this.user.basePath, destRel);
@@ -377,8 +368,8 @@ class DavRequest {
     if (existing && !overwrite) throw new DavError(412, 'the destination exists');
     await this.checkLocks([...(move ? [{ p: this.target, deep: true }] : []), { p: dest, deep: true }]);
     const bit = move ? (this.parent(dest) === this.parent(this.target) ? PERM.RENAME : PERM.MOVE) : PERM.COPY;
+    // As /api/fs/move|copy|rename: the operation's bit and neither end hidden (no write bit needed).
     this.core.access.requireChange(this.user, bit, this.target, dest);
-    this.core.access.requireWrite(this.user, this.parent(dest), dest);
 
     const src = this.core.fs.resolveStorage(this.target).storage;
     const dst = this.core.fs.resolveStorage(this.parent(dest)).storage;
@@ -405,7 +396,7 @@ class DavRequest {
     const info = parseXml(body);
     if (!info) {
       // A refresh: the If header names the lock.
-      const tokens = this.ifLists ? [...submittedTokens(this.ifLists)] : [];
+      const tokens = [...this.ownTokens()];
       const lock = tokens.map((t) => this.locks.get(t)).find((l): l is Lock => l !== undefined && this.locks.covering(this.target).includes(l));
       if (!lock) throw new DavError(412, 'no lock to refresh');
       this.locks.refresh(lock.token, timeout);
@@ -425,16 +416,14 @@ class DavRequest {
       if (!parent?.isDir) throw new DavError(409, 'the parent collection does not exist');
     }
     await this.checkLocks([]);
-    const { lock, conflict } = this.locks.create(this.target, {
+    const { lock } = this.locks.create(this.target, {
       scope,
       depth: depthHeader === '0' ? '0' : 'infinity',
       owner: ownerEl ? serializeOwner(ownerEl) : '',
       timeout,
+      userId: this.user.id,
     });
-    if (!lock) {
-      void conflict;
-      throw new DavError(423, 'Locked');
-    }
+    if (!lock) throw new DavError(423, 'Locked', {}, 'no-conflicting-lock');
     if (!existing) {
       // Locking an unmapped URL creates an empty resource (RFC 4918 §7.3).
       try {
@@ -458,7 +447,9 @@ class DavRequest {
     const header = String(this.req.headers['lock-token'] ?? '').trim();
     const token = header.replace(/^<|>$/g, '');
     if (!token) throw new DavError(400, 'Lock-Token header missing');
-    if (!this.locks.unlock(this.target, token)) throw new DavError(409, 'no such lock on this resource');
+    const lock = this.locks.get(token);
+    if (lock && lock.userId !== this.user.id && !isAdmin(this.user)) throw new DavError(403, 'the lock belongs to another user');
+    if (!this.locks.unlock(this.target, token)) throw new DavError(409, 'no such lock on this resource', {}, 'lock-token-matches-request-uri');
     return this.reply.code(204).send();
   }
 
@@ -468,19 +459,26 @@ class DavRequest {
     const depthHeader = String(this.req.headers.depth ?? 'infinity').toLowerCase();
     if (!['0', '1', 'infinity'].includes(depthHeader)) throw new DavError(400, 'Depth must be 0, 1 or infinity');
     const root = await this.mustStat(this.target);
-    const out: string[] = [];
-    const describe = (p: string, obj: Obj) =>
-      out.push(propfindResponse({ obj, href: this.href(p, obj.isDir), locks: this.locks.covering(p), dead: this.dead.of(p) }, request));
-    describe(this.target, root.name === 'root' && this.target === '/' ? { ...root, name: '' } : root);
+    const renderer = this.renderers.for(request);
+    const out: Buffer[] = [];
+    // Without locks and dead properties anywhere, listed entries need no per-path lookups.
+    const plain = this.locks.isEmpty() && this.dead.isEmpty();
+    const describe = (p: string, obj: Obj, href: string) => out.push(renderer.render({ obj, href, locks: this.locks.covering(p), dead: this.dead.of(p) }));
+    describe(this.target, root.name === 'root' && this.target === '/' ? { ...root, name: '' } : root, this.href(this.target, root.isDir));
     if (root.isDir && depthHeader !== '0') {
       const walk = async (dir: string, deep: boolean) => {
         const listed = await this.core.fs.list(dir);
+        const dirHref = this.href(dir, true);
         for (const obj of this.core.access.visible(this.user, dir, listed.objs)) {
-          const p = path.posix.join(dir, obj.name);
           if (out.length >= MAX_INFINITE_ENTRIES) {
-            throw new DavError(403, 'too many entries for Depth: infinity', {});
+            throw new DavError(403, 'too many entries for Depth: infinity', {}, 'propfind-finite-depth');
           }
-          describe(p, obj);
+          if (plain && !(deep && obj.isDir)) {
+            out.push(renderer.renderChild(obj, dirHref));
+            continue;
+          }
+          const p = dir === '/' ? `/${obj.name}` : `${dir}/${obj.name}`;
+          describe(p, obj, `${dirHref}${encodeURIComponent(obj.name)}${obj.isDir ? '/' : ''}`);
           if (deep && obj.isDir && !this.core.access.isHidden(this.user, p)) {
             try {
               this.core.access.check(this.user, p, this.caller.password);
@@ -493,7 +491,7 @@ class DavRequest {
       };
       await walk(this.target, depthHeader === 'infinity');
     }
-    return this.reply.code(207).type('application/xml; charset=utf-8').send(multistatus(out.join('')));
+    return this.reply.code(207).type('application/xml; charset=utf-8').send(multistatusBuffer(out));
   }
 
   async proppatch() {
@@ -502,7 +500,8 @@ class DavRequest {
     if (!update || !is(update, DAV, 'propertyupdate')) throw new DavError(400, 'the body must be a propertyupdate');
     const obj = await this.mustStat(this.target);
     await this.checkLocks([{ p: this.target, deep: false }]);
-    this.core.access.requireChange(this.user, PERM.RENAME, this.target);
+    // Dead properties are metadata of the file: who may upload it may set them.
+    this.core.access.requireWrite(this.user, this.parent(this.target), this.target);
     const props = new Map(this.dead.of(this.target));
     const results: Array<{ key: string; xml: string; status: number }> = [];
     for (const op of update.children) {

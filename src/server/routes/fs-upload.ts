@@ -14,7 +14,7 @@ import { joinBasePath } from '../../util/paths.js';
 import { ok } from '../envelope.js';
 import { authenticate } from '../route.js';
 
-const SYSTEM_FILES = new Set(['.DS_Store', 'desktop.ini', 'Thumbs.db', '@eaDir']);
+export const SYSTEM_FILES = new Set(['.DS_Store', 'desktop.ini', 'Thumbs.db', '@eaDir']);
 
 function header(req: FastifyRequest, name: string): string | undefined {
   const v = req.headers[name];
