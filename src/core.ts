@@ -27,6 +27,7 @@ import { type OfflineOptions, OfflineDownloads } from './offline/service.js';
 import { createOfflineTools } from './offline/tools.js';
 import { TaskManager, type TaskManagerOptions } from './tasks/manager.js';
 import { Settings } from './settings/service.js';
+import { Cluster } from './cluster/index.js';
 
 export interface Repos {
   users: UsersRepo;
@@ -58,6 +59,8 @@ export interface Core {
   signer: Signer;
   fileTypes: FileTypes;
   names: NameMapping;
+  /** Sharing with other processes (redis.url); started by the server, a no-op otherwise. */
+  cluster: Cluster;
   close(): Promise<void>;
 }
 
@@ -94,6 +97,7 @@ export function openCore(loaded: LoadedConfig, opts: OpenOptions = {}): Core {
   const tasks = new TaskManager(repos.tasks, config.tasks, log, opts.tasks);
   const writer = new FsWriter(fs, tasks);
   const offline = new OfflineDownloads(tasks, fs, writer, settings, createOfflineTools(opts.offline), config.temp_dir, log, opts.offline);
+  const cluster = new Cluster(config.redis, { fs, storages, settings, metas, tasks, log });
   return {
     dataDir,
     config,
@@ -113,8 +117,10 @@ export function openCore(loaded: LoadedConfig, opts: OpenOptions = {}): Core {
     signer: new Signer(settings),
     fileTypes,
     names: new NameMapping(settings),
+    cluster,
     close: async () => {
       await tasks.stop();
+      await cluster.close();
       await storages.ready();
       await db.close();
     },

@@ -65,6 +65,11 @@ export interface Config {
     allow_methods: string[];
     allow_headers: string[];
   };
+  /** Several processes sharing one database: invalidations and task queues go through Redis. */
+  redis: {
+    url: string;
+    key_prefix: string;
+  };
 }
 
 const task = (workers: number, max_retry: number, task_persistant: boolean): TaskKindConfig => ({
@@ -135,6 +140,10 @@ export function defaultConfig(): Config {
       allow_origins: ['*'],
       allow_methods: ['*'],
       allow_headers: ['*'],
+    },
+    redis: {
+      url: '',
+      key_prefix: 'atrium:',
     },
   };
 }

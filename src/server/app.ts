@@ -85,6 +85,7 @@ export async function buildApp(core: Core, opts: AppOptions = {}): Promise<Fasti
   offlineRoutes(app, core);
   webdavRoutes(app, core);
 
+  await core.cluster.start();
   // Storages mount in the background; requests that need them wait (a failing one keeps its
   // error as status and never stops the server).
   void core.storages
