@@ -28,6 +28,7 @@ import { createOfflineTools } from './offline/tools.js';
 import { TaskManager, type TaskManagerOptions } from './tasks/manager.js';
 import { Settings } from './settings/service.js';
 import { Cluster } from './cluster/index.js';
+import { Metrics } from './metrics/metrics.js';
 
 export interface Repos {
   users: UsersRepo;
@@ -61,6 +62,7 @@ export interface Core {
   names: NameMapping;
   /** Sharing with other processes (redis.url); started by the server, a no-op otherwise. */
   cluster: Cluster;
+  metrics: Metrics;
   close(): Promise<void>;
 }
 
@@ -98,6 +100,8 @@ export function openCore(loaded: LoadedConfig, opts: OpenOptions = {}): Core {
   const writer = new FsWriter(fs, tasks);
   const offline = new OfflineDownloads(tasks, fs, writer, settings, createOfflineTools(opts.offline), config.temp_dir, log, opts.offline);
   const cluster = new Cluster(config.redis, { fs, storages, settings, metas, tasks, log });
+  const metrics = new Metrics(tasks);
+  storages.onDriverError = (driver, op) => metrics.driverError(driver, op);
   return {
     dataDir,
     config,
@@ -118,6 +122,7 @@ export function openCore(loaded: LoadedConfig, opts: OpenOptions = {}): Core {
     fileTypes,
     names: new NameMapping(settings),
     cluster,
+    metrics,
     close: async () => {
       await tasks.stop();
       await cluster.close();

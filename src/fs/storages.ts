@@ -5,6 +5,7 @@ import type { Driver, DriverFactory } from '../drivers/types.js';
 import { BadRequest, NotFound, ServerError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import { cleanPath, isSubPath } from '../util/paths.js';
+import { watchDriverErrors } from './driver-errors.js';
 
 export const STATUS_WORK = 'work';
 export const STATUS_DISABLED = 'disabled';
@@ -37,6 +38,8 @@ export class Storages {
   onChange: (id: number) => void = () => {};
   /** Called after an admin created, changed, enabled, disabled or deleted a storage here. */
   onAdminChange: (id: number) => void = () => {};
+  /** Called when a driver operation fails for a reason of the storage's (for the metrics). */
+  onDriverError: (driver: string, op: string, err: unknown) => void = () => {};
 
   constructor(
     private readonly repo: StoragesRepo,
@@ -78,13 +81,14 @@ export class Storages {
         }
         const driver = factory.create(addition, { mountPath: row.mount_path, tempDir: this.tempDir, fileType: this.fileType });
         await driver.init();
-        m.driver = driver;
+        m.driver = watchDriverErrors(driver, (op, err) => this.onDriverError(row.driver, op, err));
         const after = JSON.stringify(driver.addition());
         if (after !== row.addition) {
           m.row.addition = after;
         }
       } catch (err) {
         status = `failed init storage: ${(err as Error).message}`;
+        this.onDriverError(row.driver, 'init', err);
         this.log.warn({ storage: row.mount_path, err: (err as Error).message }, 'storage init failed');
       }
     }

@@ -18,6 +18,7 @@ import { publicRoutes } from './routes/public.js';
 import { rawRoutes } from './routes/raw.js';
 import { sshKeyRoutes } from './routes/ssh-keys.js';
 import { taskRoutes } from './routes/tasks.js';
+import { instrumentRequests, metricsRoutes } from './routes/metrics.js';
 import { webdavRoutes } from '../protocols/webdav/server.js';
 
 /** Body limit for JSON and form bodies; uploads stream and are not bound by it. */
@@ -59,6 +60,7 @@ export async function buildApp(core: Core, opts: AppOptions = {}): Promise<Fasti
     req.log.info({ method: req.method, url: req.url, status: reply.statusCode, ms: Math.round(reply.elapsedTime), ip: req.ip }, 'request');
   });
 
+  instrumentRequests(app, core);
   limitConcurrency(app, core.config.max_connections);
   registerCors(app, core.config.cors, ['/api', '/d', '/p']);
 
@@ -84,6 +86,7 @@ export async function buildApp(core: Core, opts: AppOptions = {}): Promise<Fasti
   taskRoutes(app, core);
   offlineRoutes(app, core);
   webdavRoutes(app, core);
+  metricsRoutes(app, core);
 
   await core.cluster.start();
   // Storages mount in the background; requests that need them wait (a failing one keeps its

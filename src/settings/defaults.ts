@@ -172,5 +172,7 @@ export function builtinSettings(): SettingDefault[] {
     // Atrium's own: the SSRF guard's switch and a size cap (MiB, 0 = none) for every tool
     s('offline_download_allow_private', 'false', 'bool', OFFLINE_DOWNLOAD, PR),
     s('offline_download_max_size', '0', 'number', OFFLINE_DOWNLOAD, PR),
+    // Atrium's own: the bearer token of GET /metrics (empty = no metrics endpoint)
+    s('metrics_token', '', 'string', GLOBAL, PR, { help: 'Prometheus scrapes /metrics with "Authorization: Bearer <this>"; empty turns /metrics off' }),
   ];
 }
