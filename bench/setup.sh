@@ -7,6 +7,7 @@ need=()
 command -v nginx  >/dev/null 2>&1 || need+=(nginx)
 command -v rclone >/dev/null 2>&1 || need+=(rclone)
 command -v curl   >/dev/null 2>&1 || need+=(curl)
+command -v wrk    >/dev/null 2>&1 || need+=(wrk)   # the load area
 
 # The `write` area uploads to nginx with WebDAV PUT: core ngx_http_dav_module, built into
 # Debian's nginx (no extra package; PROPFIND would need libnginx-mod-http-dav-ext, unused).
