@@ -205,6 +205,30 @@ describe.skipIf(missing.length > 0)('several processes on PostgreSQL + Redis', (
     await login(2, 'erin', 'e2');
   });
 
+  it('the search index (database tables) built on A answers on B and follows a write on C', async (ctx) => {
+    const admin = await login(0);
+    const search = (i: number, keywords: string) => api(i, 'POST', '/api/fs/search', admin, { keywords, page: 1, per_page: 100 });
+    const probe = await search(1, 'one');
+    if (probe.code === 404 && /^route /.test(probe.message)) {
+      console.warn('\n*** SKIPPING cross-process search: this build has no /api/fs/search (the search issue is not merged) ***\n');
+      ctx.skip();
+    }
+    const saved = await api(0, 'POST', '/api/admin/setting/save', admin, [{ key: 'search_index', value: 'database' }, { key: 'auto_update_index', value: 'true' }]);
+    expect(saved.code, saved.message).toBe(200);
+    await waitFor(async () => ((await search(2, 'one')).message === 'search not available' ? undefined : true), 3000, 'the search setting on C');
+    expect((await api(0, 'POST', '/api/admin/index/build', admin)).code).toBe(200);
+    await waitFor(async () => ((await api(1, 'GET', '/api/admin/index/progress', admin)).data?.is_done ? true : undefined), 30_000, 'the index build');
+    const where = (r: { data: { content: Array<{ parent: string; name: string }> } }) => r.data.content.map((h) => `${h.parent}/${h.name}`);
+    expect(where(await search(1, 'one.txt'))).toContain('/team/docs/one.txt');
+    const put = await fetch(`${base(2)}/api/fs/put`, {
+      method: 'PUT',
+      headers: { authorization: admin, 'file-path': encodeURIComponent('/team/docs/findme-cluster.txt'), 'content-length': '1' },
+      body: 'f',
+    });
+    expect(((await put.json()) as { code: number }).code).toBe(200);
+    await waitFor(async () => (where(await search(0, 'findme-cluster')).includes('/team/docs/findme-cluster.txt') ? true : undefined), 10_000, 'the new file in the index');
+  });
+
   it('tasks are listed by every process; cancel and delete work from a process not running the task', async () => {
     const admin = await login(0);
     expect((await api(0, 'POST', '/api/admin/setting/save', admin, [{ key: 'offline_download_allow_private', value: 'true' }])).code).toBe(200);
