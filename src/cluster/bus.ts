@@ -19,11 +19,36 @@ export interface ClusterBus {
   close(): Promise<void>;
 }
 
-/** A new ioredis connection, lazily loaded so a single process never loads the package. */
-export async function connectRedis(url: string, opts: RedisOptions = {}): Promise<Redis> {
+/** The URL without its password, for messages. */
+export function redactUrl(url: string): string {
+  try {
+    const u = new URL(url);
+    if (u.password) u.password = '***';
+    return u.toString();
+  } catch {
+    return 'redis.url';
+  }
+}
+
+/**
+ * A new ioredis connection (the package is loaded only in cluster mode). The first connection
+ * must succeed, so a wrong `redis.url` stops start-up with a message; later drops are logged
+ * and ioredis reconnects (re-subscribing the subscriber).
+ */
+export async function connectRedis(url: string, log: Logger, opts: RedisOptions = {}): Promise<Redis> {
   const { Redis } = await import('ioredis');
   const client = new Redis(url, { lazyConnect: true, ...opts });
-  await client.connect();
+  let connected = false;
+  client.on('error', (err: Error) => {
+    if (connected) log.warn({ err: err.message, redis: redactUrl(url) }, 'redis connection error');
+  });
+  try {
+    await client.connect();
+  } catch (err) {
+    client.disconnect();
+    throw new Error(`cannot connect to Redis at ${redactUrl(url)} (config redis.url): ${(err as Error).message}`);
+  }
+  connected = true;
   return client;
 }
 
@@ -62,8 +87,8 @@ export class RedisBus implements ClusterBus {
   }
 
   static async open(url: string, prefix: string, log: Logger): Promise<RedisBus> {
-    const pub = await connectRedis(url);
-    const sub = await connectRedis(url);
+    const pub = await connectRedis(url, log);
+    const sub = await connectRedis(url, log);
     const channel = `${prefix}events`;
     await sub.subscribe(channel);
     return new RedisBus(pub, sub, channel, log);

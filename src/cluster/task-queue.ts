@@ -32,9 +32,13 @@ export class BullTaskQueue implements TaskQueue {
     private readonly log: Logger,
   ) {}
 
-  private async connection(): Promise<Redis> {
-    // BullMQ's blocking commands need ioredis to retry forever rather than fail a request.
-    const c = await connectRedis(this.url, { maxRetriesPerRequest: null });
+  /**
+   * Workers' connections retry a command forever (BullMQ's blocking commands need it); the
+   * queues' fail after ioredis's default retries, so a task queued while Redis is away runs in
+   * the process that queued it instead of waiting.
+   */
+  private async connection(forWorker: boolean): Promise<Redis> {
+    const c = await connectRedis(this.url, this.log, forWorker ? { maxRetriesPerRequest: null } : {});
     this.connections.push(c);
     return c;
   }
@@ -43,7 +47,7 @@ export class BullTaskQueue implements TaskQueue {
     let q = this.queues.get(kind);
     if (!q) {
       const { Queue } = await import('bullmq');
-      q = new Queue(`tasks-${kind}`, { connection: await this.connection(), prefix: `${this.prefix}bull` });
+      q = new Queue(`tasks-${kind}`, { connection: await this.connection(false), prefix: `${this.prefix}bull` });
       this.queues.set(kind, q);
     }
     return q;
@@ -58,7 +62,7 @@ export class BullTaskQueue implements TaskQueue {
     const { Worker } = await import('bullmq');
     for (const { kind, workers } of kinds) {
       const w = new Worker(`tasks-${kind}`, async (job) => run((job.data as { id: string }).id), {
-        connection: await this.connection(),
+        connection: await this.connection(true),
         prefix: `${this.prefix}bull`,
         concurrency: Math.max(1, workers),
         lockDuration: LOCK_MS,
