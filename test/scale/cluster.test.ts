@@ -1,37 +1,22 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { closeSync, existsSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, utimesSync, writeFileSync, writeSync } from 'node:fs';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config/load.js';
 import { openDatabase } from '../../src/db/index.js';
 import { dropAll } from '../../src/db/migrations.js';
+import { reachable } from '../helpers/backends.js';
 import { type FileServer, startFileServer } from '../helpers/file-server.js';
 import { localStorage } from '../helpers/files.js';
 import { atrium, callApi, freePort, type ServerProcess, startServerProcess } from '../helpers/process.js';
+import { dropRedisKeys, REDIS_URL, redisReachable } from '../helpers/redis.js';
 
 const PG = { host: process.env.ATRIUM_TEST_PG_HOST ?? '127.0.0.1', port: Number(process.env.ATRIUM_TEST_PG_PORT ?? 5432) };
-const REDIS_URL = process.env.ATRIUM_TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
 
-function answers(host: string, port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const s = net.connect({ host, port });
-    const done = (ok: boolean) => {
-      s.destroy();
-      resolve(ok);
-    };
-    s.setTimeout(1500, () => done(false));
-    s.once('connect', () => done(true));
-    s.once('error', () => done(false));
-  });
-}
-
-const redisHost = new URL(REDIS_URL);
 const missing = [
-  ...((await answers(PG.host, PG.port)) ? [] : [`PostgreSQL at ${PG.host}:${PG.port}`]),
-  ...((await answers(redisHost.hostname, Number(redisHost.port || 6379))) ? [] : [`Redis at ${REDIS_URL}`]),
+  ...((await reachable(PG.host, PG.port)) ? [] : [`PostgreSQL at ${PG.host}:${PG.port}`]),
+  ...((await redisReachable()) ? [] : [`Redis at ${REDIS_URL}`]),
 ];
 if (missing.length && process.env.CI) throw new Error(`CI needs ${missing.join(' and ')}, which does not answer`);
 if (missing.length) console.warn(`\n*** SKIPPING cluster tests: no ${missing.join(', no ')} ***\n`);
@@ -114,10 +99,7 @@ describe.skipIf(missing.length > 0)('several processes on PostgreSQL + Redis', (
     const handle = openDatabase(loadConfig(dirs[0]!, {}).config.database);
     await dropAll(handle).catch(() => {});
     await handle.close();
-    const redis = new Redis(REDIS_URL);
-    const keys = await redis.keys(`${keyPrefix}*`);
-    if (keys.length) await redis.del(...keys);
-    await redis.quit();
+    await dropRedisKeys(keyPrefix);
     rmSync(root, { recursive: true, force: true });
   }, 30_000);
 
@@ -269,9 +251,10 @@ describe.skipIf(missing.length > 0)('several processes on PostgreSQL + Redis', (
       const info = await api(0, 'POST', `/api/admin/task/offline_download/info?tid=${id}`, admin);
       return info.data?.state === 1 && info.data.progress > 20 ? true : undefined;
     }, 20_000, 'the download to run on A');
-    procs[1] = await startServerProcess(dirs[1]!, ports[1]!);
     await procs[0]!.kill9();
     procs[0] = undefined;
+    // B comes up after A died: its worker finds A's job stalled once A's lock runs out.
+    procs[1] = await startServerProcess(dirs[1]!, ports[1]!);
 
     admin = await login(1);
     const target = path.join(root, 'shared/dl/big.bin');

@@ -1,5 +1,4 @@
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import pino from 'pino';
@@ -8,8 +7,8 @@ import { type ClusterEvent, RedisBus } from '../../src/cluster/bus.js';
 import { loadConfig } from '../../src/config/load.js';
 import { bootstrap, openCore } from '../../src/core.js';
 import { buildApp } from '../../src/server/app.js';
+import { REDIS_URL, redisReachable } from '../helpers/redis.js';
 
-const REDIS_URL = process.env.ATRIUM_TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
 const silent = pino({ level: 'silent' });
 
 const dirs: string[] = [];
@@ -22,20 +21,7 @@ afterEach(() => {
   for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
 });
 
-function redisAnswers(): Promise<boolean> {
-  const u = new URL(REDIS_URL);
-  return new Promise((resolve) => {
-    const s = net.connect({ host: u.hostname, port: Number(u.port || 6379) });
-    const done = (ok: boolean) => {
-      s.destroy();
-      resolve(ok);
-    };
-    s.setTimeout(1500, () => done(false));
-    s.once('connect', () => done(true));
-    s.once('error', () => done(false));
-  });
-}
-const haveRedis = await redisAnswers();
+const haveRedis = await redisReachable();
 if (!haveRedis && process.env.CI) throw new Error(`CI needs Redis at ${REDIS_URL}, which does not answer`);
 if (!haveRedis) console.warn(`\n*** SKIPPING Redis bus tests: no Redis at ${REDIS_URL} ***\n`);
 
