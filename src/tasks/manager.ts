@@ -269,11 +269,14 @@ export class TaskManager {
   private async handOver(t: Task): Promise<void> {
     await this.persist(t, true);
     if (this.tasks.get(t.id) !== t) return;
+    // Out of this process's list before the job exists: this process's own worker may take it
+    // before `enqueue` returns, and must find it free to run.
+    this.tasks.delete(t.id);
     try {
       await this.queue!.enqueue(t.kind, t.id);
-      if (this.tasks.get(t.id) === t) this.tasks.delete(t.id);
     } catch (err) {
       this.log.error({ err, task: t.id }, 'queueing a task failed; it runs in this process');
+      this.tasks.set(t.id, t);
       this.pump(t.kind);
     }
   }
@@ -326,8 +329,12 @@ export class TaskManager {
     const row = await this.repo.byId(id);
     if (!row || DONE_STATES.has(row.state)) return false;
     this.queue.signal('cancel', id);
-    // Still queued (no process holds it): canceled here; the process that takes the job skips it.
-    if (row.state === STATE.PENDING) await this.repo.upsert({ ...row, state: STATE.CANCELED, error: 'context canceled', end_time: Date.now(), updated_at: Date.now() });
+    // Also written, for a task no live process holds (queued, or its process died): a running
+    // one goes canceling (the process that recovers its job ends it canceled), a waiting one
+    // canceled at once. A live holder answers the signal and writes the end state itself.
+    const now = Date.now();
+    if (row.state === STATE.RUNNING) await this.repo.upsert({ ...row, state: STATE.CANCELING, updated_at: now });
+    else await this.repo.upsert({ ...row, state: STATE.CANCELED, error: 'context canceled', end_time: now, updated_at: now });
     return true;
   }
 
