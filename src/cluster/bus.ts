@@ -60,6 +60,7 @@ export async function connectRedis(url: string, log: Logger, opts: RedisOptions 
 export class RedisBus implements ClusterBus {
   readonly node = randomBytes(6).toString('hex');
   private readonly handlers: Array<(event: ClusterEvent) => void> = [];
+  private closed = false;
 
   private constructor(
     private readonly pub: Redis,
@@ -95,6 +96,7 @@ export class RedisBus implements ClusterBus {
   }
 
   publish(event: ClusterEvent): void {
+    if (this.closed) return;
     this.pub.publish(this.channel, JSON.stringify({ from: this.node, event })).catch((err) => this.log.warn({ err, event }, 'cluster publish failed'));
   }
 
@@ -103,6 +105,7 @@ export class RedisBus implements ClusterBus {
   }
 
   async close(): Promise<void> {
+    this.closed = true;
     await Promise.allSettled([this.sub.quit(), this.pub.quit()]);
   }
 }
