@@ -114,7 +114,7 @@ describe('structured logs', () => {
     try {
       await atrium('admin', 'set', 'log-pass', '--data', data);
       const port = await freePort();
-      const proc = await startServerProcess(data, port);
+      const proc = await startServerProcess(data, port, { timeoutMs: 60_000 });
       try {
         const res = await fetch(`http://127.0.0.1:${port}/api/fs/list`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
         const id = res.headers.get('x-request-id')!;

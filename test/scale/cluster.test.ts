@@ -22,6 +22,8 @@ if (missing.length && process.env.CI) throw new Error(`CI needs ${missing.join('
 if (missing.length) console.warn(`\n*** SKIPPING cluster tests: no ${missing.join(', no ')} ***\n`);
 
 const PASSWORD = 'cluster-pass';
+/** Three processes starting while the whole suite runs on a shared 2-core machine can be slow. */
+const START = { timeoutMs: 90_000 };
 const SIZE = 48 * 1024 * 1024;
 
 const waitFor = async <T>(what: () => Promise<T | undefined>, ms: number, label = 'condition'): Promise<T> => {
@@ -78,7 +80,7 @@ describe.skipIf(missing.length > 0)('several processes on PostgreSQL + Redis', (
       ports.push(await freePort());
     }
     await atrium('admin', 'set', PASSWORD, '--data', dirs[0]!);
-    for (let i = 0; i < 3; i++) procs[i] = await startServerProcess(dirs[i]!, ports[i]!);
+    for (let i = 0; i < 3; i++) procs[i] = await startServerProcess(dirs[i]!, ports[i]!, START);
 
     const source = path.join(root, 'source.bin');
     const fd = openSync(source, 'w');
@@ -91,7 +93,7 @@ describe.skipIf(missing.length > 0)('several processes on PostgreSQL + Redis', (
     digest = createHash('sha256').update(readFileSync(source)).digest('hex');
     // About 6 s in all: slow enough to kill the process running it mid-way.
     web = await startFileServer({ files: { '/big.bin': { file: source, etag: '"big-1"' } }, rate: 8 * 1024 * 1024 });
-  }, 60_000);
+  }, 300_000);
 
   afterAll(async () => {
     await Promise.allSettled(procs.map((p) => p?.stop()));
@@ -254,7 +256,7 @@ describe.skipIf(missing.length > 0)('several processes on PostgreSQL + Redis', (
     await procs[0]!.kill9();
     procs[0] = undefined;
     // B comes up after A died: its worker finds A's job stalled once A's lock runs out.
-    procs[1] = await startServerProcess(dirs[1]!, ports[1]!);
+    procs[1] = await startServerProcess(dirs[1]!, ports[1]!, START);
 
     admin = await login(1);
     const target = path.join(root, 'shared/dl/big.bin');
@@ -264,7 +266,7 @@ describe.skipIf(missing.length > 0)('several processes on PostgreSQL + Redis', (
     const finished = await waitFor(async () => {
       const info = await api(1, 'POST', `/api/admin/task/offline_download/info?tid=${id}`, admin);
       return [2, 4, 7].includes(info.data?.state) ? info.data : undefined;
-    }, 60_000, 'the download to finish on B');
+    }, 90_000, 'the download to finish on B');
     expect(finished).toMatchObject({ state: 2, error: '', progress: 100 });
     await waitFor(async () => {
       const done = (await api(1, 'GET', '/api/admin/task/offline_download_transfer/done', admin)).data;
@@ -275,5 +277,5 @@ describe.skipIf(missing.length > 0)('several processes on PostgreSQL + Redis', (
     const ranges = web.ranges.get('/big.bin')!.slice(seenBefore);
     expect(ranges[0]).toBe('');
     expect(ranges.some((r) => /^bytes=[1-9]\d*-$/.test(r))).toBe(true);
-  }, 120_000);
+  }, 180_000);
 });
