@@ -134,5 +134,5 @@ describe('structured logs', () => {
     } finally {
       rmSync(data, { recursive: true, force: true });
     }
-  });
+  }, 120_000);
 });
