@@ -6,16 +6,19 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config/load.js';
 import { openDatabase } from '../../src/db/index.js';
 import { dropAll } from '../../src/db/migrations.js';
-import { reachable } from '../helpers/backends.js';
+import { BACKENDS } from '../helpers/backends.js';
 import { type FileServer, startFileServer } from '../helpers/file-server.js';
 import { localStorage } from '../helpers/files.js';
 import { atrium, callApi, freePort, type ServerProcess, startServerProcess } from '../helpers/process.js';
 import { dropRedisKeys, REDIS_URL, redisReachable } from '../helpers/redis.js';
 
-const PG = { host: process.env.ATRIUM_TEST_PG_HOST ?? '127.0.0.1', port: Number(process.env.ATRIUM_TEST_PG_PORT ?? 5432) };
+/** PostgreSQL by default; ATRIUM_TEST_CLUSTER_DB=mysql runs the same test on MariaDB/MySQL. */
+const DB_NAME = process.env.ATRIUM_TEST_CLUSTER_DB ?? 'postgres';
+const backend = BACKENDS.find((b) => b.name === DB_NAME);
 
 const missing = [
-  ...((await reachable(PG.host, PG.port)) ? [] : [`PostgreSQL at ${PG.host}:${PG.port}`]),
+  // BACKENDS has already warned (or, under CI, failed) when the database server does not answer.
+  ...(backend ? [] : [`${DB_NAME} among the test back ends`]),
   ...((await redisReachable()) ? [] : [`Redis at ${REDIS_URL}`]),
 ];
 if (missing.length && process.env.CI) throw new Error(`CI needs ${missing.join(' and ')}, which does not answer`);
@@ -40,7 +43,7 @@ const waitFor = async <T>(what: () => Promise<T | undefined>, ms: number, label 
  * Three real `atrium server` processes on loopback share one PostgreSQL table prefix and one
  * Redis key prefix; every point of the scale-out issue is checked across them.
  */
-describe.skipIf(missing.length > 0)('several processes on PostgreSQL + Redis', () => {
+describe.skipIf(missing.length > 0)(`several processes on ${DB_NAME} + Redis`, () => {
   const tablePrefix = `cl${randomBytes(4).toString('hex')}_`;
   const keyPrefix = `atrium-test:${randomBytes(4).toString('hex')}:`;
   let root: string;
@@ -71,7 +74,7 @@ describe.skipIf(missing.length > 0)('several processes on PostgreSQL + Redis', (
       mkdirSync(dir);
       const config = {
         jwt_secret: jwt,
-        database: { type: 'postgres', host: PG.host, port: PG.port, user: process.env.ATRIUM_TEST_PG_USER ?? 'postgres', name: process.env.ATRIUM_TEST_PG_DB ?? 'test', table_prefix: tablePrefix },
+        database: backend!.database(tablePrefix, dir),
         redis: { url: REDIS_URL, key_prefix: keyPrefix },
         log: { enable: false },
       };
