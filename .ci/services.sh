@@ -36,4 +36,11 @@ if ! answers 3306; then
 fi
 mariadb -h 127.0.0.1 -u root -e 'create database if not exists test' >/dev/null
 
+if ! answers 6379; then
+  command -v redis-server >/dev/null || apt_install redis-server
+  redis-server --daemonize yes --bind 127.0.0.1 --port 6379 --save '' >/dev/null
+  wait_for 6379 Redis
+fi
+echo "services: Redis answers on 127.0.0.1:6379"
+
 echo "services: PostgreSQL and MariaDB answer on 127.0.0.1"

@@ -11,6 +11,7 @@ command -v curl   >/dev/null 2>&1 || need+=(curl)
 command -v sftp   >/dev/null 2>&1 || need+=(openssh-client)
 [ -x /usr/sbin/sshd ] || need+=(openssh-server)
 command -v sshpass >/dev/null 2>&1 || need+=(sshpass)
+command -v wrk    >/dev/null 2>&1 || need+=(wrk)   # the load area
 
 # The `write` area uploads to nginx with WebDAV PUT: core ngx_http_dav_module, built into
 # Debian's nginx (no extra package; PROPFIND would need libnginx-mod-http-dav-ext, unused).

@@ -29,6 +29,8 @@ import { createOfflineTools } from './offline/tools.js';
 import { TaskManager, type TaskManagerOptions } from './tasks/manager.js';
 import { Settings } from './settings/service.js';
 import { SearchService } from './search/service.js';
+import { Cluster } from './cluster/index.js';
+import { Metrics } from './metrics/metrics.js';
 
 export interface Repos {
   users: UsersRepo;
@@ -62,6 +64,9 @@ export interface Core {
   signer: Signer;
   fileTypes: FileTypes;
   names: NameMapping;
+  /** Sharing with other processes (redis.url); started by the server, a no-op otherwise. */
+  cluster: Cluster;
+  metrics: Metrics;
   close(): Promise<void>;
 }
 
@@ -100,6 +105,9 @@ export function openCore(loaded: LoadedConfig, opts: OpenOptions = {}): Core {
   const writer = new FsWriter(fs, tasks);
   const search = new SearchService({ repo: repos.searchNodes, settings, fs, changes: writer.changes, metas, metasRepo: repos.metas, fileTypes, log });
   const offline = new OfflineDownloads(tasks, fs, writer, settings, createOfflineTools(opts.offline), config.temp_dir, log, opts.offline);
+  const cluster = new Cluster(config.redis, { fs, storages, settings, metas, tasks, log });
+  const metrics = new Metrics(tasks);
+  storages.onDriverError = (driver, op) => metrics.driverError(driver, op);
   return {
     dataDir,
     config,
@@ -120,9 +128,12 @@ export function openCore(loaded: LoadedConfig, opts: OpenOptions = {}): Core {
     signer: new Signer(settings),
     fileTypes,
     names: new NameMapping(settings),
+    cluster,
+    metrics,
     close: async () => {
       await search.close();
       await tasks.stop();
+      await cluster.close();
       await storages.ready();
       await db.close();
     },

@@ -65,6 +65,11 @@ export interface Config {
     allow_methods: string[];
     allow_headers: string[];
   };
+  /** Several processes sharing one database: invalidations and task queues go through Redis. */
+  redis: {
+    url: string;
+    key_prefix: string;
+  };
   ftp: FtpConfig;
   sftp: {
     enable: boolean;
@@ -154,6 +159,10 @@ export function defaultConfig(): Config {
       allow_origins: ['*'],
       allow_methods: ['*'],
       allow_headers: ['*'],
+    },
+    redis: {
+      url: '',
+      key_prefix: 'atrium:',
     },
     ftp: {
       enable: false,

@@ -44,6 +44,8 @@ const ENV_FIELDS: Array<[string, string]> = [
   ['CORS_ALLOW_ORIGINS', 'cors.allow_origins'],
   ['CORS_ALLOW_METHODS', 'cors.allow_methods'],
   ['CORS_ALLOW_HEADERS', 'cors.allow_headers'],
+  ['REDIS_URL', 'redis.url'],
+  ['REDIS_KEY_PREFIX', 'redis.key_prefix'],
 ];
 for (const kind of ['download', 'transfer', 'upload', 'copy', 'move', 'decompress', 'decompress_upload']) {
   const k = kind.toUpperCase();

@@ -105,6 +105,12 @@ export function validateConfig(c: Config): void {
     if (t.workers < 1) throw new ConfigError(`field "tasks.${kind}.workers" must be at least 1`);
     if (t.max_retry < 0) throw new ConfigError(`field "tasks.${kind}.max_retry" must not be negative`);
   }
+  if (c.redis.url && !/^rediss?:\/\/[^\s]+$/.test(c.redis.url)) {
+    throw new ConfigError(`field "redis.url" must be a redis:// or rediss:// URL, got "${c.redis.url}"`);
+  }
+  if (!/^[A-Za-z0-9_:.-]*$/.test(c.redis.key_prefix)) {
+    throw new ConfigError('field "redis.key_prefix" may only hold letters, digits and "_:.-"');
+  }
 }
 
 /** `[host]:port` of the FTP and SFTP listeners (an IPv6 host in brackets). */

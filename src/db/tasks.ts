@@ -17,6 +17,10 @@ export class TasksRepo {
     return this.h.db.selectFrom('tasks').selectAll().where('kind', '=', kind).orderBy('created_at').execute();
   }
 
+  async byId(id: string): Promise<TaskRow | undefined> {
+    return this.h.db.selectFrom('tasks').selectAll().where('id', '=', id).executeTakeFirst();
+  }
+
   async all(): Promise<TaskRow[]> {
     return this.h.db.selectFrom('tasks').selectAll().orderBy('created_at').execute();
   }

@@ -42,6 +42,9 @@ function wrapNotFound(prefix: string, err: unknown): never {
  * layer above (auth/access); this layer knows storages, drivers and caches.
  */
 export class Fs {
+  /** Called after a write dropped cached listings (the cluster passes it to other processes). */
+  onInvalidate: (storageId: number, actualPath: string, recursive: boolean) => void = () => {};
+
   constructor(
     readonly storages: Storages,
     private readonly cache: ListingCache,
@@ -163,7 +166,14 @@ export class Fs {
   /** Forget cached listings of a folder (and below, with `recursive`) after a change. */
   invalidate(virtualPath: string, recursive = false): void {
     const r = this.storages.resolve(virtualPath);
-    if (r) this.cache.invalidate(r.storage.row.id, r.actualPath, recursive);
+    if (!r) return;
+    this.cache.invalidate(r.storage.row.id, r.actualPath, recursive);
+    this.onInvalidate(r.storage.row.id, r.actualPath, recursive);
+  }
+
+  /** Drops cached listings another process reported changed (no further notice). */
+  invalidateStorage(storageId: number, actualPath: string, recursive: boolean): void {
+    this.cache.invalidate(storageId, actualPath, recursive);
   }
 
   dropStorageCache(storageId: number): void {

@@ -34,6 +34,8 @@ export class Metas {
   private byPath = new Map<string, Loaded>();
   /** Bumped on every reload, for caches of values derived from rules. */
   version = 0;
+  /** Called after a rule was created, changed or deleted here (the cluster tells other processes). */
+  onChange: () => void = () => {};
 
   constructor(private readonly repo: MetasRepo) {}
 
@@ -79,6 +81,7 @@ export class Metas {
     if (await this.repo.byPath(m.path)) throw new ServerError(`meta of path ${m.path} already exists`);
     const id = await this.repo.create(m);
     await this.reload();
+    this.onChange();
     return id;
   }
 
@@ -89,11 +92,13 @@ export class Metas {
     if (other && other.id !== input.id) throw new ServerError(`meta of path ${m.path} already exists`);
     await this.repo.update({ ...m, id: input.id });
     await this.reload();
+    this.onChange();
   }
 
   async delete(id: number): Promise<void> {
     if (!(await this.repo.byId(id))) throw new NotFound('meta not found');
     await this.repo.delete(id);
     await this.reload();
+    this.onChange();
   }
 }

@@ -5,6 +5,7 @@ import type { Driver, DriverFactory } from '../drivers/types.js';
 import { BadRequest, NotFound, ServerError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import { cleanPath, isSubPath } from '../util/paths.js';
+import { watchDriverErrors } from './driver-errors.js';
 
 export const STATUS_WORK = 'work';
 export const STATUS_DISABLED = 'disabled';
@@ -35,6 +36,10 @@ export class Storages {
   private loading: Promise<void> = Promise.resolve();
   /** Called with a storage id whenever a storage is (re)mounted or removed. */
   onChange: (id: number) => void = () => {};
+  /** Called after an admin created, changed, enabled, disabled or deleted a storage here. */
+  onAdminChange: (id: number) => void = () => {};
+  /** Called when a driver operation fails for a reason of the storage's (for the metrics). */
+  onDriverError: (driver: string, op: string, err: unknown) => void = () => {};
 
   constructor(
     private readonly repo: StoragesRepo,
@@ -76,13 +81,14 @@ export class Storages {
         }
         const driver = factory.create(addition, { mountPath: row.mount_path, tempDir: this.tempDir, fileType: this.fileType });
         await driver.init();
-        m.driver = driver;
+        m.driver = watchDriverErrors(driver, (op, err) => this.onDriverError(row.driver, op, err));
         const after = JSON.stringify(driver.addition());
         if (after !== row.addition) {
           m.row.addition = after;
         }
       } catch (err) {
         status = `failed init storage: ${(err as Error).message}`;
+        this.onDriverError(row.driver, 'init', err);
         this.log.warn({ storage: row.mount_path, err: (err as Error).message }, 'storage init failed');
       }
     }
@@ -121,6 +127,7 @@ export class Storages {
     delete (row as { id?: number }).id;
     const id = await this.repo.create(row);
     const m = await this.mount({ ...row, id });
+    this.onAdminChange(id);
     if (m.row.status !== STATUS_WORK) {
       throw new ServerError(`failed init storage but storage is already created: ${m.row.status}`, { id });
     }
@@ -138,6 +145,7 @@ export class Storages {
     await this.repo.update(row);
     const live = this.mounted.get(old.id);
     if (live) await this.unmount(live);
+    this.onAdminChange(old.id);
     if (row.disabled) return;
     const m = await this.mount(row);
     if (m.row.status !== STATUS_WORK) throw new ServerError(`failed init storage: ${m.row.status}`);
@@ -149,6 +157,7 @@ export class Storages {
     const live = this.mounted.get(id);
     if (live) await this.unmount(live);
     await this.repo.delete(id);
+    this.onAdminChange(id);
   }
 
   async enable(id: number): Promise<void> {
@@ -158,6 +167,7 @@ export class Storages {
     const next = { ...row, disabled: false, modified: Date.now() };
     await this.repo.update(next);
     await this.mount(next);
+    this.onAdminChange(id);
   }
 
   async disable(id: number): Promise<void> {
@@ -167,6 +177,18 @@ export class Storages {
     const live = this.mounted.get(id);
     if (live) await this.unmount(live);
     await this.repo.update({ ...row, disabled: true, status: STATUS_DISABLED, modified: Date.now() });
+    this.onAdminChange(id);
+  }
+
+  /** Mounts a storage again as the database now holds it (changed by another process), or drops it. */
+  reloadOne(id: number): Promise<void> {
+    this.loading = this.loading.then(async () => {
+      const live = this.mounted.get(id);
+      if (live) await this.unmount(live);
+      const row = await this.repo.byId(id);
+      if (row && !row.disabled) await this.mount(row);
+    });
+    return this.loading;
   }
 
   /** The live status of a storage (the row's status when this process has not mounted it). */

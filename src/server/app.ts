@@ -19,6 +19,7 @@ import { rawRoutes } from './routes/raw.js';
 import { searchRoutes } from './routes/search.js';
 import { sshKeyRoutes } from './routes/ssh-keys.js';
 import { taskRoutes } from './routes/tasks.js';
+import { instrumentRequests, metricsRoutes } from './routes/metrics.js';
 import { webdavRoutes } from '../protocols/webdav/server.js';
 
 /** Body limit for JSON and form bodies; uploads stream and are not bound by it. */
@@ -60,6 +61,7 @@ export async function buildApp(core: Core, opts: AppOptions = {}): Promise<Fasti
     req.log.info({ method: req.method, url: req.url, status: reply.statusCode, ms: Math.round(reply.elapsedTime), ip: req.ip }, 'request');
   });
 
+  instrumentRequests(app, core);
   limitConcurrency(app, core.config.max_connections);
   registerCors(app, core.config.cors, ['/api', '/d', '/p']);
 
@@ -86,7 +88,9 @@ export async function buildApp(core: Core, opts: AppOptions = {}): Promise<Fasti
   offlineRoutes(app, core);
   webdavRoutes(app, core);
   searchRoutes(app, core);
+  metricsRoutes(app, core);
 
+  await core.cluster.start();
   // Storages mount in the background; requests that need them wait (a failing one keeps its
   // error as status and never stops the server).
   void core.storages

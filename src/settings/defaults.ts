@@ -176,5 +176,7 @@ export function builtinSettings(): SettingDefault[] {
     s('ftp_public_host', '127.0.0.1', 'string', GROUP.FTP, PR),
     s('ftp_pasv_port_map', '', 'text', GROUP.FTP, PR),
     s('sftp_disable_password_login', 'false', 'bool', GROUP.FTP, PR),
+    // Atrium's own: the bearer token of GET /metrics (empty = no metrics endpoint)
+    s('metrics_token', '', 'string', GLOBAL, PR, { help: 'Prometheus scrapes /metrics with "Authorization: Bearer <this>"; empty turns /metrics off' }),
   ];
 }

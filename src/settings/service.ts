@@ -37,7 +37,7 @@ export class Settings {
   private items = new Map<string, SettingItem>();
   /** Bumped on every change, for caches of values derived from settings. */
   version = 0;
-  private readonly listeners: Array<(keys: string[]) => void> = [];
+  private readonly listeners: Array<(keys: string[], fromPeer: boolean) => void> = [];
 
   constructor(private readonly repo: SettingsRepo) {}
 
@@ -83,6 +83,14 @@ export class Settings {
     const all = await this.repo.all();
     this.items = new Map(all.sort((a, b) => a.index - b.index).map((i) => [i.key, i]));
     this.version++;
+  }
+
+  /** Reloads what another process saved, and tells the listeners (with `fromPeer` true). */
+  async reloadFromPeer(): Promise<void> {
+    const before = new Map([...this.items].map(([k, i]) => [k, i.value]));
+    await this.reload();
+    const changed = [...this.items.keys()].filter((k) => before.get(k) !== this.items.get(k)!.value);
+    this.notify(changed, true);
   }
 
   get(key: string): string {
@@ -164,11 +172,11 @@ export class Settings {
   }
 
   /** Called with the changed keys after every write (caches keyed on settings listen here). */
-  onChange(listener: (keys: string[]) => void): void {
+  onChange(listener: (keys: string[], fromPeer: boolean) => void): void {
     this.listeners.push(listener);
   }
 
-  private notify(keys: string[]): void {
-    for (const l of this.listeners) l(keys);
+  private notify(keys: string[], fromPeer = false): void {
+    for (const l of this.listeners) l(keys, fromPeer);
   }
 }

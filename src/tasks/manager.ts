@@ -81,7 +81,7 @@ export class Task {
   retryCount = 0;
   startTime = 0;
   endTime = 0;
-  readonly createdAt = Date.now();
+  createdAt = Date.now();
   controller = new AbortController();
   retryTimer: NodeJS.Timeout | undefined;
   /** Resolves when the task reaches a done state (a new promise after each retry). */
@@ -128,6 +128,19 @@ export function taskJson(t: Task) {
 
 const newId = () => randomBytes(16).toString('base64url').slice(0, 21);
 
+/**
+ * Where tasks run when several processes share them (src/cluster/task-queue.ts): a task is
+ * handed over by id once it is in the database, and whichever process takes it runs it.
+ */
+export interface TaskQueue {
+  enqueue(kind: TaskKind, id: string): Promise<void>;
+  /** Starts taking tasks of these kinds, at most `workers` at once each; `run` resolves once the task settled here. */
+  consume(kinds: Array<{ kind: TaskKind; workers: number }>, run: (id: string) => Promise<void>): Promise<void>;
+  /** Asks whichever process holds a task to cancel or remove it. */
+  signal(op: 'cancel' | 'remove', id: string): void;
+  onSignal(handler: (op: 'cancel' | 'remove', id: string) => void): void;
+}
+
 export interface TaskManagerOptions {
   /** Wait before the first retry; doubled for each further one (at most a minute). */
   retryBaseMs?: number;
@@ -147,6 +160,7 @@ export class TaskManager {
   /** Writes of one task run one after the other, in order. */
   private writes = new Map<string, Promise<void>>();
   private stopping = false;
+  private queue: TaskQueue | undefined;
 
   constructor(
     private readonly repo: TasksRepo,
@@ -164,6 +178,37 @@ export class TaskManager {
     this.resumers.set(kind, resume);
   }
 
+  /**
+   * Shares tasks with other processes: from now on a task of a persistent kind that has a
+   * resumer goes through the queue, and lists come from the database. Tasks are taken from the
+   * queue once `restore()` runs (when storages are mounted).
+   */
+  useQueue(queue: TaskQueue): void {
+    this.queue = queue;
+    queue.onSignal((op, id) => {
+      if (!this.tasks.has(id)) return;
+      if (op === 'cancel') this.cancel(id);
+      else void this.remove(id);
+    });
+  }
+
+  /** True when tasks of this kind run on whichever process takes them from the queue. */
+  private isShared(kind: TaskKind): boolean {
+    return this.queue !== undefined && this.kindConfig(kind).task_persistant && this.resumers.has(kind);
+  }
+
+  private fromRow(row: TaskRow): Task {
+    let payload: unknown = null;
+    try {
+      payload = JSON.parse(row.payload || 'null');
+    } catch {
+      payload = null;
+    }
+    const t = new Task(row.id, row.kind as TaskKind, row.name, row.creator_id, row.creator, row.creator_role, payload, undefined, row.status);
+    Object.assign(t, { state: row.state, progress: row.progress, error: row.error, totalBytes: row.total_bytes, retryCount: row.retry_count, startTime: row.start_time, endTime: row.end_time, createdAt: row.created_at || t.createdAt });
+    return t;
+  }
+
   private rebuild(t: Task): TaskRun | undefined {
     const resume = this.resumers.get(t.kind);
     return resume && t.payload !== null && t.payload !== undefined ? resume(t.payload) : undefined;
@@ -171,17 +216,17 @@ export class TaskManager {
 
   /** Loads persisted tasks: finished ones for listing, unfinished ones resumed or failed. */
   async restore(): Promise<void> {
+    if (this.queue) {
+      // Shared tasks stay in the database and the queue: the process that takes a job resumes
+      // it, and BullMQ hands a dead process's jobs to a live one.
+      const kinds = (Object.keys(TASK_KINDS) as TaskKind[]).filter((k) => this.isShared(k));
+      await this.queue.consume(kinds.map((kind) => ({ kind, workers: this.kindConfig(kind).workers })), (id) => this.runQueued(id));
+      return;
+    }
     for (const row of await this.repo.all()) {
       const kind = row.kind as TaskKind;
       if (!(kind in TASK_KINDS) || this.tasks.has(row.id)) continue;
-      let payload: unknown = null;
-      try {
-        payload = JSON.parse(row.payload || 'null');
-      } catch {
-        payload = null;
-      }
-      const t = new Task(row.id, kind, row.name, row.creator_id, row.creator, row.creator_role, payload, undefined, row.status);
-      Object.assign(t, { state: row.state, progress: row.progress, error: row.error, totalBytes: row.total_bytes, retryCount: row.retry_count, startTime: row.start_time, endTime: row.end_time });
+      const t = this.fromRow(row);
       this.tasks.set(t.id, t);
       if (DONE_STATES.has(t.state)) {
         t.settle();
@@ -210,10 +255,106 @@ export class TaskManager {
   submit(spec: TaskSpec): Task {
     const t = new Task(newId(), spec.kind, spec.name, spec.creator?.id ?? 0, spec.creator?.username ?? '', spec.creator?.role ?? -1, spec.payload ?? null, spec.run, spec.status);
     this.tasks.set(t.id, t);
+    if (this.isShared(t.kind)) {
+      void this.handOver(t);
+      return t;
+    }
     void this.persist(t, true);
     // Started on the next turn, so the caller answers with the task as queued (state 0).
     setImmediate(() => this.pump(spec.kind));
     return t;
+  }
+
+  /** Writes a new task to the database and queues it; with the queue unreachable it runs here. */
+  private async handOver(t: Task): Promise<void> {
+    await this.persist(t, true);
+    if (this.tasks.get(t.id) !== t) return;
+    // Out of this process's list before the job exists: this process's own worker may take it
+    // before `enqueue` returns, and must find it free to run.
+    this.tasks.delete(t.id);
+    try {
+      await this.queue!.enqueue(t.kind, t.id);
+    } catch (err) {
+      this.log.error({ err, task: t.id }, 'queueing a task failed; it runs in this process');
+      this.tasks.set(t.id, t);
+      this.pump(t.kind);
+    }
+  }
+
+  /** Runs a task taken from the queue; resolves once it is done here (or handed back on shutdown). */
+  private async runQueued(id: string): Promise<void> {
+    const row = await this.repo.byId(id);
+    if (!row || DONE_STATES.has(row.state) || this.tasks.has(id)) return;
+    if (this.stopping) {
+      await this.queue!.enqueue(row.kind as TaskKind, id);
+      return;
+    }
+    const t = this.fromRow(row);
+    this.tasks.set(id, t);
+    if (t.state === STATE.CANCELING) {
+      this.finish(t, STATE.CANCELED, 'context canceled');
+    } else {
+      t.run = this.rebuild(t);
+      if (!t.run) {
+        this.finish(t, STATE.FAILED, 'the task is interrupted and cannot be recovered');
+      } else {
+        // Not pending: another process held it and stopped (its job lock ran out).
+        if (t.state !== STATE.PENDING) t.status = 'resumed after restart';
+        t.state = STATE.PENDING;
+        void this.execute(t);
+      }
+    }
+    await t.done;
+    await this.writes.get(id);
+    if (this.tasks.get(id) === t) this.tasks.delete(id);
+    if (!DONE_STATES.has(t.state) && this.stopping) await this.queue!.enqueue(t.kind, id);
+  }
+
+  /** Tasks of a kind as every process sees them: the database's rows, live for those running here. */
+  async listShared(kind: TaskKind): Promise<Task[]> {
+    if (!this.queue) return this.list(kind);
+    const out: Task[] = [];
+    const seen = new Set<string>();
+    for (const row of await this.repo.byKind(kind)) {
+      out.push(this.tasks.get(row.id) ?? this.fromRow(row));
+      seen.add(row.id);
+    }
+    for (const t of this.tasks.values()) if (t.kind === kind && !seen.has(t.id)) out.push(t);
+    return out;
+  }
+
+  /** `cancel` for a task that may run in another process. */
+  async cancelShared(id: string): Promise<boolean> {
+    if (!this.queue || this.tasks.has(id)) return this.cancel(id);
+    const row = await this.repo.byId(id);
+    if (!row || DONE_STATES.has(row.state)) return false;
+    this.queue.signal('cancel', id);
+    // Also written, for a task no live process holds (queued, or its process died): a running
+    // one goes canceling (the process that recovers its job ends it canceled), a waiting one
+    // canceled at once. A live holder answers the signal and writes the end state itself.
+    const now = Date.now();
+    if (row.state === STATE.RUNNING) await this.repo.upsert({ ...row, state: STATE.CANCELING, updated_at: now });
+    else await this.repo.upsert({ ...row, state: STATE.CANCELED, error: 'context canceled', end_time: now, updated_at: now });
+    return true;
+  }
+
+  /** `remove` for a task that may run in another process. */
+  async removeShared(id: string): Promise<void> {
+    if (!this.queue || this.tasks.has(id)) return this.remove(id);
+    this.queue.signal('remove', id);
+    await this.repo.delete(id);
+  }
+
+  /** `retry` for a task that may have run in another process. */
+  async retryShared(id: string): Promise<boolean> {
+    if (!this.queue || this.tasks.has(id)) return this.retry(id);
+    const row = await this.repo.byId(id);
+    if (!row || !this.isShared(row.kind as TaskKind)) return false;
+    const retryable = row.state === STATE.FAILED || (row.state === STATE.CANCELED && this.config.allow_retry_canceled);
+    if (!retryable) return false;
+    await this.repo.upsert({ ...row, state: STATE.PENDING, retry_count: 0, error: '', end_time: 0, updated_at: Date.now() });
+    await this.queue.enqueue(row.kind as TaskKind, id);
+    return true;
   }
 
   get(id: string): Task | undefined {
@@ -408,6 +549,13 @@ export class TaskManager {
    */
   async sweepTemp(folders: string[]): Promise<void> {
     const owned = this.ownedTemp();
+    // Other processes sharing the database may run tasks whose files are here.
+    if (this.queue) {
+      for (const row of await this.repo.all()) {
+        const temp = DONE_STATES.has(row.state) ? undefined : (this.fromRow(row).payload as TempOwner | null)?.temp;
+        if (typeof temp === 'string') owned.add(temp);
+      }
+    }
     for (const folder of folders) {
       let entries: string[];
       try {
@@ -425,7 +573,15 @@ export class TaskManager {
   /** Interrupts running tasks (they stay pending, to resume on the next start) and waits. */
   async stop(): Promise<void> {
     this.stopping = true;
-    for (const t of this.tasks.values()) clearTimeout(t.retryTimer);
+    for (const t of this.tasks.values()) {
+      clearTimeout(t.retryTimer);
+      if (this.queue && t.state === STATE.WAITING_RETRY) {
+        // Handed back to the queue: the process that takes it next tries again.
+        t.state = STATE.PENDING;
+        void this.persist(t, true);
+        t.settle();
+      }
+    }
     const live = [...this.tasks.values()].filter((t) => t.state === STATE.RUNNING || t.state === STATE.CANCELING);
     for (const t of live) t.controller.abort(new Error('server is stopping'));
     await Promise.allSettled(live.map((t) => t.done));

@@ -40,7 +40,7 @@ const MYSQL: Backend = {
   }),
 };
 
-function reachable(host: string, port: number): Promise<boolean> {
+export function reachable(host: string, port: number): Promise<boolean> {
   return new Promise((resolve) => {
     const s = net.connect({ host, port });
     const done = (ok: boolean) => {

@@ -32,12 +32,12 @@ export interface ServerProcess {
 }
 
 /** Starts `atrium server` on a data folder and waits until it listens. */
-export async function startServerProcess(data: string, port: number): Promise<ServerProcess> {
+export async function startServerProcess(data: string, port: number, opts: { timeoutMs?: number } = {}): Promise<ServerProcess> {
   const child = spawn(process.execPath, [BIN, 'server', '--data', data, '--port', String(port)], { env: { ...CLI_ENV, ATRIUM_ADDR: '127.0.0.1' } });
   let out = '';
   child.stdout!.on('data', (b) => (out += b));
   child.stderr!.on('data', (b) => (out += b));
-  const deadline = Date.now() + 20_000;
+  const deadline = Date.now() + (opts.timeoutMs ?? 20_000);
   while (!out.includes('Atrium is listening')) {
     if (child.exitCode !== null || Date.now() > deadline) throw new Error(`server did not start:\n${out}`);
     await new Promise((r) => setTimeout(r, 50));

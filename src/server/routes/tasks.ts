@@ -28,14 +28,14 @@ export function taskRoutes(app: FastifyInstance, core: Core): void {
 function kindRoutes(app: FastifyInstance, core: Core, base: string, auth: AuthLevel, kind: TaskKind): void {
   const { tasks } = core;
 
-  const visible = (p: Principal): Task[] => {
+  const visible = async (p: Principal): Promise<Task[]> => {
     if (isGuest(p.user)) throw new Forbidden(MSG_GUEST);
-    const all = tasks.list(kind);
+    const all = await tasks.listShared(kind);
     return isAdmin(p.user) ? all : all.filter((t) => t.creatorId === p.user.id);
   };
-  const find = (p: Principal, tid: string): Task | undefined => visible(p).find((t) => t.id === tid);
-  const mustFind = (p: Principal, tid: string): Task => {
-    const t = find(p, tid);
+  const find = async (p: Principal, tid: string): Promise<Task | undefined> => (await visible(p)).find((t) => t.id === tid);
+  const mustFind = async (p: Principal, tid: string): Promise<Task> => {
+    const t = await find(p, tid);
     if (!t) throw new NotFound(MSG_TASK_NOT_FOUND);
     return t;
   };
@@ -44,13 +44,13 @@ function kindRoutes(app: FastifyInstance, core: Core, base: string, auth: AuthLe
     method: 'GET',
     url: `${base}/undone`,
     auth,
-    handler: ({ principal }) => visible(principal).filter((t) => !DONE_STATES.has(t.state)).map(taskJson),
+    handler: async ({ principal }) => (await visible(principal)).filter((t) => !DONE_STATES.has(t.state)).map(taskJson),
   });
   apiRoute(app, core, {
     method: 'GET',
     url: `${base}/done`,
     auth,
-    handler: ({ principal }) => visible(principal).filter((t) => DONE_STATES.has(t.state)).map(taskJson),
+    handler: async ({ principal }) => (await visible(principal)).filter((t) => DONE_STATES.has(t.state)).map(taskJson),
   });
   apiRoute(app, core, {
     method: 'POST',
@@ -58,7 +58,7 @@ function kindRoutes(app: FastifyInstance, core: Core, base: string, auth: AuthLe
     auth,
     input: tidQuery,
     from: 'query',
-    handler: ({ principal, input }) => taskJson(mustFind(principal, input.tid)),
+    handler: async ({ principal, input }) => taskJson(await mustFind(principal, input.tid)),
   });
 
   // As AList, cancel/delete/retry of an id the caller can't see succeed without doing anything.
@@ -68,8 +68,8 @@ function kindRoutes(app: FastifyInstance, core: Core, base: string, auth: AuthLe
     auth,
     input: tidQuery,
     from: 'query',
-    handler: ({ principal, input }) => {
-      if (find(principal, input.tid)) tasks.cancel(input.tid);
+    handler: async ({ principal, input }) => {
+      if (await find(principal, input.tid)) await tasks.cancelShared(input.tid);
       return null;
     },
   });
@@ -80,7 +80,7 @@ function kindRoutes(app: FastifyInstance, core: Core, base: string, auth: AuthLe
     input: tidQuery,
     from: 'query',
     handler: async ({ principal, input }) => {
-      if (find(principal, input.tid)) await tasks.remove(input.tid);
+      if (await find(principal, input.tid)) await tasks.removeShared(input.tid);
       return null;
     },
   });
@@ -90,8 +90,8 @@ function kindRoutes(app: FastifyInstance, core: Core, base: string, auth: AuthLe
     auth,
     input: tidQuery,
     from: 'query',
-    handler: ({ principal, input }) => {
-      if (find(principal, input.tid)) tasks.retry(input.tid);
+    handler: async ({ principal, input }) => {
+      if (await find(principal, input.tid)) await tasks.retryShared(input.tid);
       return null;
     },
   });
@@ -101,7 +101,7 @@ function kindRoutes(app: FastifyInstance, core: Core, base: string, auth: AuthLe
     url: `${base}/clear_done`,
     auth,
     handler: async ({ principal }) => {
-      for (const t of visible(principal)) if (DONE_STATES.has(t.state)) await tasks.remove(t.id);
+      for (const t of await visible(principal)) if (DONE_STATES.has(t.state)) await tasks.removeShared(t.id);
       return null;
     },
   });
@@ -110,7 +110,7 @@ function kindRoutes(app: FastifyInstance, core: Core, base: string, auth: AuthLe
     url: `${base}/clear_succeeded`,
     auth,
     handler: async ({ principal }) => {
-      for (const t of visible(principal)) if (t.state === STATE.SUCCEEDED) await tasks.remove(t.id);
+      for (const t of await visible(principal)) if (t.state === STATE.SUCCEEDED) await tasks.removeShared(t.id);
       return null;
     },
   });
@@ -118,8 +118,8 @@ function kindRoutes(app: FastifyInstance, core: Core, base: string, auth: AuthLe
     method: 'POST',
     url: `${base}/retry_failed`,
     auth,
-    handler: ({ principal }) => {
-      for (const t of visible(principal)) if (t.state === STATE.FAILED) tasks.retry(t.id);
+    handler: async ({ principal }) => {
+      for (const t of await visible(principal)) if (t.state === STATE.FAILED) await tasks.retryShared(t.id);
       return null;
     },
   });
@@ -134,14 +134,14 @@ function kindRoutes(app: FastifyInstance, core: Core, base: string, auth: AuthLe
       handler: async ({ principal, input }) => {
         const errors: Record<string, string> = {};
         for (const tid of input) {
-          const t = find(principal, tid);
+          const t = await find(principal, tid);
           if (!t) errors[tid] = MSG_TASK_NOT_FOUND;
           else await act(t);
         }
         return errors;
       },
     });
-  some('cancel', (t) => tasks.cancel(t.id));
-  some('delete', (t) => tasks.remove(t.id));
-  some('retry', (t) => tasks.retry(t.id));
+  some('cancel', (t) => tasks.cancelShared(t.id));
+  some('delete', (t) => tasks.removeShared(t.id));
+  some('retry', (t) => tasks.retryShared(t.id));
 }

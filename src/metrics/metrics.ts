@@ -1,0 +1,80 @@
+import { Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { DONE_STATES, STATE, TASK_KINDS, type TaskKind, type TaskManager } from '../tasks/manager.js';
+
+const STATE_NAMES = Object.fromEntries(Object.entries(STATE).map(([name, n]) => [n, name.toLowerCase()])) as Record<number, string>;
+
+/** Latency buckets in seconds: from a cached listing (sub-millisecond) to a long upload. */
+const LATENCY_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];
+
+export interface RequestSample {
+  method: string;
+  route: string;
+  /** HTTP status. */
+  status: number;
+  /** The envelope's `code` for API answers, else the HTTP status. */
+  code: number;
+  seconds: number;
+  bytesIn: number;
+  bytesOut: number;
+}
+
+/**
+ * The process's Prometheus metrics, in a registry of its own (nothing global): requests by
+ * route and code, latency, bytes in and out, tasks by state (cluster-wide when tasks are
+ * shared), driver errors, and Node's process metrics.
+ */
+export class Metrics {
+  readonly registry = new Registry();
+  private readonly requests: Counter<'method' | 'route' | 'status' | 'code'>;
+  private readonly latency: Histogram<'method' | 'route'>;
+  private readonly bytesIn: Counter<'route'>;
+  private readonly bytesOut: Counter<'route'>;
+  private readonly driverErrors: Counter<'driver' | 'op'>;
+
+  constructor(tasks: TaskManager) {
+    const registers = [this.registry];
+    this.requests = new Counter({ name: 'atrium_http_requests_total', help: 'HTTP requests by route, HTTP status and API envelope code', labelNames: ['method', 'route', 'status', 'code'], registers });
+    this.latency = new Histogram({ name: 'atrium_http_request_duration_seconds', help: 'Time from request to the end of the response', labelNames: ['method', 'route'], buckets: LATENCY_BUCKETS, registers });
+    this.bytesIn = new Counter({ name: 'atrium_http_received_bytes_total', help: 'Bytes received on the connection per request (headers and body)', labelNames: ['route'], registers });
+    this.bytesOut = new Counter({ name: 'atrium_http_sent_bytes_total', help: 'Bytes sent on the connection per response (headers and body)', labelNames: ['route'], registers });
+    this.driverErrors = new Counter({ name: 'atrium_driver_errors_total', help: 'Failed storage driver operations (not counting missing files or canceled work)', labelNames: ['driver', 'op'], registers });
+    new Gauge({
+      name: 'atrium_tasks',
+      help: 'Tasks by kind and state (every process sharing the database, in cluster mode)',
+      labelNames: ['kind', 'state'],
+      registers,
+      async collect() {
+        this.reset();
+        for (const kind of Object.keys(TASK_KINDS) as TaskKind[]) {
+          const counts = new Map<number, number>();
+          for (const t of await tasks.listShared(kind)) counts.set(t.state, (counts.get(t.state) ?? 0) + 1);
+          for (const state of Object.values(STATE)) {
+            // Done states only when present, so an idle server exports a short list.
+            if (DONE_STATES.has(state) && !counts.get(state)) continue;
+            this.set({ kind, state: STATE_NAMES[state]! }, counts.get(state) ?? 0);
+          }
+        }
+      },
+    });
+  }
+
+  request(s: RequestSample): void {
+    this.requests.inc({ method: s.method, route: s.route, status: String(s.status), code: String(s.code) });
+    this.latency.observe({ method: s.method, route: s.route }, s.seconds);
+    if (s.bytesIn > 0) this.bytesIn.inc({ route: s.route }, s.bytesIn);
+    if (s.bytesOut > 0) this.bytesOut.inc({ route: s.route }, s.bytesOut);
+  }
+
+  driverError(driver: string, op: string): void {
+    this.driverErrors.inc({ driver, op });
+  }
+
+  /** The text exposition format. */
+  text(): Promise<string> {
+    return this.registry.metrics();
+  }
+
+  get contentType(): string {
+    return this.registry.contentType;
+  }
+}
