@@ -29,6 +29,8 @@ export function toDavError(err: unknown): DavError {
     if (err.code === 403) return new DavError(/exists/.test(err.message) ? 412 : 403, err.message);
     if (err.code === 400 || err.code === 429) return new DavError(err.code, err.message);
     if (err.message === MSG_DELETE_ROOT) return new DavError(403, err.message);
+    // A name taken by something the caller can't see (e.g. a link out of the storage): as MKCOL on an existing resource.
+    if (err.message === 'file exists') return new DavError(405, err.message);
     if (err.message === 'not implement' || err.message === 'upload not supported') return new DavError(501, err.message);
     if (/^storage not init/.test(err.message)) return new DavError(503, err.message);
     return new DavError(500, err.message);
