@@ -19,6 +19,7 @@ import { rawRoutes } from './routes/raw.js';
 import { sshKeyRoutes } from './routes/ssh-keys.js';
 import { taskRoutes } from './routes/tasks.js';
 import { webdavRoutes } from '../protocols/webdav/server.js';
+import { webRoutes } from './web.js';
 
 /** Body limit for JSON and form bodies; uploads stream and are not bound by it. */
 export const JSON_BODY_LIMIT = 1024 * 1024;
@@ -84,6 +85,7 @@ export async function buildApp(core: Core, opts: AppOptions = {}): Promise<Fasti
   taskRoutes(app, core);
   offlineRoutes(app, core);
   webdavRoutes(app, core);
+  webRoutes(app, core);
 
   // Storages mount in the background; requests that need them wait (a failing one keeps its
   // error as status and never stops the server).

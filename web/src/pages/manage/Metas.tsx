@@ -1,0 +1,101 @@
+import { createResource, For } from 'solid-js';
+import { api } from '../../api';
+import { confirmAction } from '../../components/Dialog';
+import { t } from '../../i18n';
+import { notify, notifyError } from '../../state';
+import { recordDialog } from './recordDialog';
+
+interface Meta {
+  id: number;
+  path: string;
+  password: string;
+  p_sub: boolean;
+  write: boolean;
+  w_sub: boolean;
+  hide: string;
+  h_sub: boolean;
+  readme: string;
+  r_sub: boolean;
+  header: string;
+  header_sub: boolean;
+}
+
+const FIELDS = [
+  { name: 'path', type: 'string', required: true },
+  { name: 'password', type: 'string' },
+  { name: 'p_sub', type: 'bool', label: 'Password applies to sub folders' },
+  { name: 'write', type: 'bool', label: 'Allow uploads and new folders' },
+  { name: 'w_sub', type: 'bool', label: 'Write applies to sub folders' },
+  { name: 'hide', type: 'text', help: 'one regular expression per line, matched against names' },
+  { name: 'h_sub', type: 'bool', label: 'Hide applies to sub folders' },
+  { name: 'readme', type: 'text', help: 'markdown shown below the listing' },
+  { name: 'r_sub', type: 'bool', label: 'Readme applies to sub folders' },
+  { name: 'header', type: 'text', help: 'markdown shown above the listing' },
+  { name: 'header_sub', type: 'bool', label: 'Header applies to sub folders' },
+];
+const BOOLS = new Set(FIELDS.filter((f) => f.type === 'bool').map((f) => f.name));
+
+export default function Metas() {
+  const [list, { refetch }] = createResource(() => api<{ content: Meta[] | null }>('/admin/meta/list?page=1&per_page=1000'));
+  const call = async (route: string, body: unknown = {}) => {
+    try {
+      await api(route, body);
+      notify(t('done'));
+      void refetch();
+    } catch (e) {
+      notifyError(e);
+    }
+  };
+  const edit = async (m?: Meta) => {
+    const initial = Object.fromEntries(FIELDS.map((f) => [f.name, String((m as unknown as Record<string, unknown>)?.[f.name] ?? (BOOLS.has(f.name) ? 'false' : f.name === 'path' ? '/' : ''))]));
+    const v = await recordDialog(m ? `${t('edit')} ${m.path}` : `${t('add')} meta`, FIELDS, initial);
+    if (!v) return;
+    const body: Record<string, unknown> = { ...(m ?? {}) };
+    for (const f of FIELDS) body[f.name] = BOOLS.has(f.name) ? v[f.name] === 'true' : v[f.name];
+    await call(m ? '/admin/meta/update' : '/admin/meta/create', body);
+  };
+  return (
+    <div>
+      <div class="section-head">
+        <h1>Metas</h1>
+        <span class="grow" />
+        <button class="primary" onClick={() => edit()}>
+          {t('add')}
+        </button>
+      </div>
+      <div class="table-wrap">
+        <table class="data">
+          <thead>
+            <tr>
+              <th>Path</th>
+              <th>Password</th>
+              <th>Write</th>
+              <th>Hide</th>
+              <th />
+            </tr>
+          </thead>
+          <tbody>
+            <For each={list()?.content ?? []}>
+              {(m) => (
+                <tr>
+                  <td>{m.path}</td>
+                  <td>{m.password ? '••••' : ''}</td>
+                  <td>{m.write ? '✓' : ''}</td>
+                  <td>{m.hide.split('\n').filter(Boolean).length || ''}</td>
+                  <td class="actions-cell">
+                    <button class="small" onClick={() => edit(m)}>
+                      {t('edit')}
+                    </button>
+                    <button class="small danger" onClick={async () => (await confirmAction(t('delete'), `${t('delete')} ${m.path}?`)) && call(`/admin/meta/delete?id=${m.id}`)}>
+                      {t('delete')}
+                    </button>
+                  </td>
+                </tr>
+              )}
+            </For>
+          </tbody>
+        </table>
+      </div>
+    </div>
+  );
+}

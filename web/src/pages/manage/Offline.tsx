@@ -1,0 +1,62 @@
+import { createResource, createSignal, For } from 'solid-js';
+import { api } from '../../api';
+import { t } from '../../i18n';
+import { navigate } from '../../router';
+import { notify, notifyError } from '../../state';
+
+const POLICIES = ['delete_on_upload_succeed', 'delete_on_upload_failed', 'delete_always', 'delete_never', 'upload_download_stream'];
+
+export default function Offline() {
+  const [tools] = createResource(() => api<string[]>('/public/offline_download_tools'));
+  const [busy, setBusy] = createSignal(false);
+  const submit = async (e: SubmitEvent) => {
+    e.preventDefault();
+    const f = new FormData(e.currentTarget as HTMLFormElement);
+    setBusy(true);
+    try {
+      const urls = String(f.get('urls')).split('\n').map((u) => u.trim()).filter(Boolean);
+      await api('/fs/add_offline_download', { urls, path: f.get('path'), tool: f.get('tool'), delete_policy: f.get('delete_policy') });
+      notify(t('done'));
+      navigate('/@manage/tasks');
+    } catch (err) {
+      notifyError(err);
+    } finally {
+      setBusy(false);
+    }
+  };
+  return (
+    <form onSubmit={submit}>
+      <div class="section-head">
+        <h1>Offline download</h1>
+      </div>
+      <div class="card">
+        <label>
+          URLs (one per line)
+          <textarea name="urls" required />
+        </label>
+        <label>
+          Destination folder
+          <input name="path" value="/" required />
+        </label>
+        <label>
+          Tool
+          <select name="tool">
+            <For each={[...(tools() ?? [])].sort()}>{(x) => <option value={x}>{x}</option>}</For>
+          </select>
+        </label>
+        <label>
+          Delete policy
+          <select name="delete_policy">
+            <For each={POLICIES}>{(x) => <option value={x}>{x}</option>}</For>
+          </select>
+        </label>
+        <p class="help">The tools' addresses are set in Settings → Offline download.</p>
+        <div class="actions">
+          <button type="submit" class="primary" disabled={busy()}>
+            {t('add')}
+          </button>
+        </div>
+      </div>
+    </form>
+  );
+}

@@ -1,0 +1,122 @@
+// Tasks of one kind, polled every second while the page is open, so progress moves live.
+import { createResource, createSignal, For, onCleanup, Show } from 'solid-js';
+import { api } from '../../api';
+import { formatDate, formatSize } from '../../format';
+import { t } from '../../i18n';
+import { notify, notifyError } from '../../state';
+
+interface TaskInfo {
+  id: string;
+  name: string;
+  creator: string;
+  state: number;
+  status: string;
+  progress: number;
+  start_time: string | null;
+  end_time: string | null;
+  total_bytes: number;
+  error: string;
+}
+
+const KINDS = ['upload', 'copy', 'move', 'offline_download', 'offline_download_transfer', 'decompress', 'decompress_upload'];
+const STATES = ['pending', 'running', 'succeeded', 'canceling', 'canceled', 'errored', 'failing', 'failed', 'waiting retry', 'before retry'];
+const POLL_MS = 1000;
+
+export default function Tasks(props: { admin: boolean }) {
+  const [kind, setKind] = createSignal('upload');
+  const prefix = () => `${props.admin ? '/admin' : ''}/task/${kind()}`;
+  const [tasks, { refetch }] = createResource(prefix, async (p) => {
+    const [undone, done] = await Promise.all([api<TaskInfo[] | null>(`${p}/undone`), api<TaskInfo[] | null>(`${p}/done`)]);
+    return [...(undone ?? []), ...(done ?? [])];
+  });
+  const timer = setInterval(() => {
+    if (!document.hidden) void refetch();
+  }, POLL_MS);
+  onCleanup(() => clearInterval(timer));
+  const call = async (verb: string, tid?: string) => {
+    try {
+      await api(`${prefix()}/${verb}${tid ? `?tid=${encodeURIComponent(tid)}` : ''}`, {});
+      notify(t('done'));
+      void refetch();
+    } catch (e) {
+      notifyError(e);
+    }
+  };
+  return (
+    <div>
+      <div class="section-head">
+        <h1>Tasks</h1>
+        <span class="grow" />
+        <button onClick={() => call('clear_done')}>Clear done</button>
+        <button onClick={() => call('clear_succeeded')}>Clear succeeded</button>
+        <button onClick={() => call('retry_failed')}>Retry failed</button>
+      </div>
+      <div class="tabs" role="tablist">
+        <For each={KINDS}>
+          {(k) => (
+            <button role="tab" classList={{ active: kind() === k }} aria-selected={kind() === k} onClick={() => setKind(k)}>
+              {k.replace(/_/g, ' ')}
+            </button>
+          )}
+        </For>
+      </div>
+      <Show when={tasks.error}>
+        <p class="error">{String(tasks.error.message)}</p>
+      </Show>
+      <div class="table-wrap">
+        <table class="data">
+          <thead>
+            <tr>
+              <th>Name</th>
+              <th>State</th>
+              <th>Progress</th>
+              <th>Size</th>
+              <th>Started</th>
+              <th />
+            </tr>
+          </thead>
+          <tbody>
+            <For each={tasks.latest ?? []} fallback={<tr><td colspan="6" class="muted">—</td></tr>}>
+              {(task) => (
+                <tr data-testid="task-row">
+                  <td>
+                    {task.name}
+                    <Show when={task.status}>
+                      <div class="help">{task.status}</div>
+                    </Show>
+                    <Show when={task.error}>
+                      <div class="error help">{task.error}</div>
+                    </Show>
+                  </td>
+                  <td>{STATES[task.state] ?? task.state}</td>
+                  <td>
+                    <progress max={100} value={task.progress} /> {Math.round(task.progress)}%
+                  </td>
+                  <td>{task.total_bytes ? formatSize(task.total_bytes) : ''}</td>
+                  <td>{task.start_time ? formatDate(task.start_time) : ''}</td>
+                  <td class="actions-cell">
+                    <Show when={[0, 1, 8, 9].includes(task.state)}>
+                      <button class="small" onClick={() => call('cancel', task.id)}>
+                        {t('cancel')}
+                      </button>
+                    </Show>
+                    <Show when={[4, 7].includes(task.state)}>
+                      <button class="small" onClick={() => call('retry', task.id)}>
+                        Retry
+                      </button>
+                    </Show>
+                    <Show when={[2, 4, 7].includes(task.state)}>
+                      <button class="small danger" onClick={() => call('delete', task.id)}>
+                        {t('delete')}
+                      </button>
+                    </Show>
+                  </td>
+                </tr>
+              )}
+            </For>
+          </tbody>
+        </table>
+      </div>
+    </div>
+  );
+}

@@ -1,0 +1,130 @@
+import { createResource, For, Index } from 'solid-js';
+import { api, type User } from '../../api';
+import { confirmAction } from '../../components/Dialog';
+import { t } from '../../i18n';
+import { notify, notifyError } from '../../state';
+import { bool, recordDialog } from './recordDialog';
+
+export const PERMISSIONS = [
+  'See hidden files',
+  'Access without password',
+  'Add offline download',
+  'Write (mkdir, upload)',
+  'Rename',
+  'Move',
+  'Copy',
+  'Remove',
+  'WebDAV read',
+  'WebDAV manage',
+  'FTP/SFTP read',
+  'FTP/SFTP write',
+  'Read archives',
+  'Decompress',
+  'Share',
+  'Custom share id',
+];
+const ROLES = ['general', 'guest', 'admin'];
+
+export default function Users() {
+  const [list, { refetch }] = createResource(() => api<{ content: User[] | null }>('/admin/user/list?page=1&per_page=1000'));
+  const call = async (route: string, body: unknown = {}) => {
+    try {
+      await api(route, body);
+      notify(t('done'));
+      void refetch();
+    } catch (e) {
+      notifyError(e);
+    }
+  };
+  const edit = async (u?: User) => {
+    const fields = [
+      { name: 'username', type: 'string', required: true },
+      { name: 'password', type: 'string', help: u ? 'leave empty to keep the password' : undefined, required: !u },
+      { name: 'base_path', type: 'string' },
+      { name: 'disabled', type: 'bool' },
+    ];
+    const v = await recordDialog(u ? `${t('edit')} ${u.username}` : `${t('add')} user`, fields, {
+      username: u?.username ?? '',
+      password: '',
+      base_path: u?.base_path ?? '/',
+      disabled: String(u?.disabled ?? false),
+      permission: String(u?.permission ?? 0),
+    }, (values, set) => (
+      <fieldset class="perms">
+        <legend>Permissions</legend>
+        <div class="form-grid">
+          <Index each={PERMISSIONS}>
+            {(name, bit) => (
+              <label>
+                <input
+                  type="checkbox"
+                  checked={((Number(values.permission) >> bit) & 1) === 1}
+                  onChange={(e) => set('permission', String(e.currentTarget.checked ? Number(values.permission) | (1 << bit) : Number(values.permission) & ~(1 << bit)))}
+                />{' '}
+                {name()}
+              </label>
+            )}
+          </Index>
+        </div>
+      </fieldset>
+    ));
+    if (!v) return;
+    const body = { ...(u ?? {}), username: v.username, password: v.password, base_path: v.base_path, disabled: bool(v.disabled), permission: Number(v.permission), role: u?.role ?? 0 };
+    await call(u ? '/admin/user/update' : '/admin/user/create', body);
+  };
+  return (
+    <div>
+      <div class="section-head">
+        <h1>Users</h1>
+        <span class="grow" />
+        <button class="primary" onClick={() => edit()}>
+          {t('add')}
+        </button>
+      </div>
+      <div class="table-wrap">
+        <table class="data">
+          <thead>
+            <tr>
+              <th>Username</th>
+              <th>Base path</th>
+              <th>Role</th>
+              <th>Status</th>
+              <th />
+            </tr>
+          </thead>
+          <tbody>
+            <For each={list()?.content ?? []}>
+              {(u) => (
+                <tr>
+                  <td>{u.username}</td>
+                  <td>{u.base_path}</td>
+                  <td>{ROLES[u.role] ?? u.role}</td>
+                  <td>
+                    <span class="badge" classList={{ ok: !u.disabled, bad: u.disabled }}>
+                      {u.disabled ? 'disabled' : 'enabled'}
+                    </span>
+                  </td>
+                  <td class="actions-cell">
+                    <button class="small" onClick={() => edit(u)}>
+                      {t('edit')}
+                    </button>
+                    <button class="small" onClick={() => call(`/admin/user/cancel_2fa?id=${u.id}`)}>
+                      Cancel 2FA
+                    </button>
+                    <button
+                      class="small danger"
+                      disabled={u.role !== 0}
+                      onClick={async () => (await confirmAction(t('delete'), `${t('delete')} ${u.username}?`)) && call(`/admin/user/delete?id=${u.id}`)}
+                    >
+                      {t('delete')}
+                    </button>
+                  </td>
+                </tr>
+              )}
+            </For>
+          </tbody>
+        </table>
+      </div>
+    </div>
+  );
+}
