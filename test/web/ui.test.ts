@@ -245,6 +245,44 @@ describe.runIf(enabled)('web UI in chromium', () => {
     await row('from-second.txt').waitFor();
   });
 
+  it('saves settings, adds a user and lists an upload task from the manage pages', async () => {
+    await page.goto(`${base}/@manage/settings/site`);
+    await page.fill('input[name=site_title]', 'Team Files');
+    await page.selectOption('select[name=pagination_type]', 'pagination');
+    await page.click('button[type=submit]:has-text("Save")');
+    await expect.poll(() => page.locator('header .brand').textContent()).toBe('Team Files');
+    expect(s.core.settings.get('site_title')).toBe('Team Files');
+    expect(s.core.settings.get('pagination_type')).toBe('pagination');
+    await screenshot(page, '14-settings-site');
+
+    await page.goto(`${base}/@manage/users`);
+    await page.click('button:has-text("Add")');
+    await page.fill('.dialog input[name=username]', 'carol');
+    await page.fill('.dialog input[name=password]', 'carol-pass-1');
+    await page.fill('.dialog input[name=base_path]', '/docs');
+    await page.locator('.dialog label', { hasText: 'Rename' }).locator('input').check();
+    await page.locator('.dialog label', { hasText: 'Write (mkdir, upload)' }).locator('input').check();
+    await screenshot(page, '15-user-dialog');
+    await page.click('.dialog button[type=submit]');
+    await page.locator('td', { hasText: 'carol' }).waitFor();
+    const admin = await s.login();
+    const carol = (await s.api('GET', '/api/admin/user/list', { token: admin })).data.content.find((u: { username: string }) => u.username === 'carol');
+    expect(carol).toMatchObject({ base_path: '/docs', permission: (1 << 3) | (1 << 4), role: 0, disabled: false });
+    expect((await s.api('POST', '/api/auth/login', { body: { username: 'carol', password: 'carol-pass-1' } })).code).toBe(200);
+
+    await page.goto(`${base}/uploads`);
+    await page.locator('.upload-options label', { hasText: 'Upload as task' }).locator('input').check();
+    const local = path.join(scratch, 'tasked.txt');
+    writeFileSync(local, 'uploaded as a task');
+    await page.locator('[data-testid=upload-input]').setInputFiles(local);
+    await waitForDisk(path.join(root, 'uploads', 'tasked.txt'));
+    await page.goto(`${base}/@manage/tasks`);
+    const task = page.locator('[data-testid=task-row]', { hasText: 'tasked.txt' });
+    await expect.poll(() => task.textContent()).toContain('succeeded');
+    expect(await task.locator('progress').evaluate((p: HTMLProgressElement) => p.value)).toBe(100);
+    await screenshot(page, '16-tasks');
+  });
+
   it('escapes file names and sanitises readme and markdown: nothing injected runs', async () => {
     await page.goto(`${base}/xss`);
     await row(XSS_NAME).waitFor();

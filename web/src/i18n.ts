@@ -22,6 +22,7 @@ const en = {
   'password.title': 'This folder is protected',
   'password.hint': 'Enter the password to open it',
   'password.submit': 'Open',
+  'password.wrong': 'Wrong password',
   'ok': 'OK',
   'cancel': 'Cancel',
   'close': 'Close',

@@ -36,6 +36,7 @@ interface Loaded {
 
 export default function Browser(props: { path: string }) {
   const [needPassword, setNeedPassword] = createSignal(false);
+  const [wrongPassword, setWrongPassword] = createSignal(false);
   const [page, setPage] = createSignal(1);
   const [version, setVersion] = createSignal(0);
   const mode = () => settings().pagination_type || 'all';
@@ -55,6 +56,7 @@ export default function Browser(props: { path: string }) {
     } catch (e) {
       if (e instanceof ApiError && e.code === PASSWORD_ERROR && /password/i.test(e.message)) {
         setNeedPassword(true);
+        setWrongPassword(password !== '');
         return undefined;
       }
       throw e;
@@ -210,6 +212,7 @@ export default function Browser(props: { path: string }) {
 
       <Show when={needPassword()}>
         <PasswordForm
+          wrong={wrongPassword()}
           onSubmit={(pw) => {
             rememberPassword(props.path, pw);
             refresh();
@@ -423,7 +426,7 @@ function Pager(props: { mode: string; page: number; setPage: (n: number) => void
   );
 }
 
-function PasswordForm(props: { onSubmit: (pw: string) => void }) {
+function PasswordForm(props: { wrong: boolean; onSubmit: (pw: string) => void }) {
   let input!: HTMLInputElement;
   onMount(() => input.focus());
   return (
@@ -437,6 +440,11 @@ function PasswordForm(props: { onSubmit: (pw: string) => void }) {
       <h2>{t('password.title')}</h2>
       <p class="muted">{t('password.hint')}</p>
       <input ref={input} type="password" name="folder-password" aria-label={t('login.password')} />
+      <Show when={props.wrong}>
+        <p class="error" role="alert">
+          {t('password.wrong')}
+        </p>
+      </Show>
       <div class="actions">
         <button type="submit" class="primary">
           {t('password.submit')}

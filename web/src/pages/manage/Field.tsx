@@ -1,6 +1,6 @@
 // One form field for the server's item descriptions: driver form items (driver/info) and
 // setting items share {name|key, type, options, help, required}.
-import { For, Match, Show, Switch } from 'solid-js';
+import { For, Match, onMount, Show, Switch } from 'solid-js';
 
 export interface FieldSpec {
   name: string;
@@ -14,6 +14,14 @@ export interface FieldSpec {
 export default function Field(props: { spec: FieldSpec; value: string; onChange: (v: string) => void }) {
   const label = () => props.spec.label ?? props.spec.name;
   const id = () => `f-${props.spec.name}`;
+  const options = () => {
+    const opts = (props.spec.options ?? '').split(',');
+    return props.spec.required || opts.includes('') ? opts : ['', ...opts];
+  };
+  // a required select starts on its first option, as the browser shows it
+  onMount(() => {
+    if (props.spec.type === 'select' && props.spec.required && !props.value) props.onChange(options()[0] ?? '');
+  });
   return (
     <div class="field" classList={{ wide: props.spec.type === 'text' }}>
       <Switch
@@ -43,7 +51,7 @@ export default function Field(props: { spec: FieldSpec; value: string; onChange:
             {label()}
             {props.spec.required ? ' *' : ''}
             <select id={id()} name={props.spec.name} value={props.value} onChange={(e) => props.onChange(e.currentTarget.value)}>
-              <For each={(props.spec.options ?? '').split(',').filter((o, i) => o !== '' || i === 0)}>{(o) => <option value={o}>{o}</option>}</For>
+              <For each={options()}>{(o) => <option value={o}>{o}</option>}</For>
             </select>
           </label>
         </Match>

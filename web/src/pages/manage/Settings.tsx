@@ -54,7 +54,7 @@ export default function Settings(props: { group: number; title: string }) {
           <For each={items()}>
             {(s) => (
               <Show when={s.flag !== READONLY} fallback={<p class="muted">{s.key}: {s.value}</p>}>
-                <Field spec={{ name: s.key, type: s.type, options: s.options, help: s.help }} value={values[s.key] ?? ''} onChange={(v) => setValues(s.key, v)} />
+                <Field spec={{ name: s.key, type: s.type, options: s.options, help: s.help, required: s.type === 'select' }} value={values[s.key] ?? ''} onChange={(v) => setValues(s.key, v)} />
               </Show>
             )}
           </For>
