@@ -1,21 +1,13 @@
 // The write operations of the file browser, each a dialog plus one API call.
 import { createSignal, For, Show } from 'solid-js';
+import { act } from '../actions';
 import { api, joinPath, type Obj } from '../api';
 import { t } from '../i18n';
-import { notify, notifyError } from '../state';
+import { notify } from '../state';
 import { confirmAction, promptText, showDialog } from './Dialog';
 import { pickFolder } from './FolderPicker';
 
-async function run(call: () => Promise<unknown>, done: string): Promise<boolean> {
-  try {
-    await call();
-    notify(done);
-    return true;
-  } catch (e) {
-    notifyError(e);
-    return false;
-  }
-}
+const run = (call: () => Promise<unknown>, done: string) => act(call, undefined, done);
 
 export async function mkdir(dir: string): Promise<boolean> {
   const name = await promptText(t('mkdir'), t('mkdir.prompt'));

@@ -1,10 +1,11 @@
 // The search index: build, update, stop and clear, with the progress polled while open.
 import { createResource, onCleanup, Show } from 'solid-js';
+import { act } from '../../actions';
 import { api } from '../../api';
 import { promptText } from '../../components/Dialog';
 import { formatDate } from '../../format';
 import { t } from '../../i18n';
-import { notify, notifyError, settings } from '../../state';
+import { settings } from '../../state';
 import Settings from './Settings';
 
 interface Progress {
@@ -20,13 +21,7 @@ export default function Indexes() {
   const timer = setInterval(() => enabled() && !document.hidden && void refetch(), 2000);
   onCleanup(() => clearInterval(timer));
   const call = async (verb: string, body: unknown = {}) => {
-    try {
-      await api(`/admin/index/${verb}`, body);
-      notify(t('done'));
-      void refetch();
-    } catch (e) {
-      notifyError(e);
-    }
+    await act(() => api(`/admin/index/${verb}`, body), refetch);
   };
   return (
     <div>

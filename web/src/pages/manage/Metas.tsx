@@ -1,9 +1,10 @@
-import { createResource, For } from 'solid-js';
+import { createResource } from 'solid-js';
+import { act } from '../../actions';
 import { api } from '../../api';
 import { confirmAction } from '../../components/Dialog';
 import { t } from '../../i18n';
-import { notify, notifyError } from '../../state';
 import { recordDialog } from './recordDialog';
+import { DataTable, PageHead } from './Table';
 
 interface Meta {
   id: number;
@@ -38,13 +39,7 @@ const BOOLS = new Set(FIELDS.filter((f) => f.type === 'bool').map((f) => f.name)
 export default function Metas() {
   const [list, { refetch }] = createResource(() => api<{ content: Meta[] | null }>('/admin/meta/list?page=1&per_page=1000'));
   const call = async (route: string, body: unknown = {}) => {
-    try {
-      await api(route, body);
-      notify(t('done'));
-      void refetch();
-    } catch (e) {
-      notifyError(e);
-    }
+    await act(() => api(route, body), refetch);
   };
   const edit = async (m?: Meta) => {
     const initial = Object.fromEntries(FIELDS.map((f) => [f.name, String((m as unknown as Record<string, unknown>)?.[f.name] ?? (BOOLS.has(f.name) ? 'false' : f.name === 'path' ? '/' : ''))]));
@@ -56,46 +51,29 @@ export default function Metas() {
   };
   return (
     <div>
-      <div class="section-head">
-        <h1>Metas</h1>
-        <span class="grow" />
+      <PageHead title="Metas">
         <button class="primary" onClick={() => edit()}>
           {t('add')}
         </button>
-      </div>
-      <div class="table-wrap">
-        <table class="data">
-          <thead>
-            <tr>
-              <th>Path</th>
-              <th>Password</th>
-              <th>Write</th>
-              <th>Hide</th>
-              <th />
-            </tr>
-          </thead>
-          <tbody>
-            <For each={list()?.content ?? []}>
-              {(m) => (
-                <tr>
-                  <td>{m.path}</td>
-                  <td>{m.password ? '••••' : ''}</td>
-                  <td>{m.write ? '✓' : ''}</td>
-                  <td>{m.hide.split('\n').filter(Boolean).length || ''}</td>
-                  <td class="actions-cell">
-                    <button class="small" onClick={() => edit(m)}>
-                      {t('edit')}
-                    </button>
-                    <button class="small danger" onClick={async () => (await confirmAction(t('delete'), `${t('delete')} ${m.path}?`)) && call(`/admin/meta/delete?id=${m.id}`)}>
-                      {t('delete')}
-                    </button>
-                  </td>
-                </tr>
-              )}
-            </For>
-          </tbody>
-        </table>
-      </div>
+      </PageHead>
+      <DataTable columns={['Path', 'Password', 'Write', 'Hide', '']} rows={list()?.content ?? []}>
+        {(m) => (
+          <tr>
+            <td>{m.path}</td>
+            <td>{m.password ? '••••' : ''}</td>
+            <td>{m.write ? '✓' : ''}</td>
+            <td>{m.hide.split('\n').filter(Boolean).length || ''}</td>
+            <td class="actions-cell">
+              <button class="small" onClick={() => edit(m)}>
+                {t('edit')}
+              </button>
+              <button class="small danger" onClick={async () => (await confirmAction(t('delete'), `${t('delete')} ${m.path}?`)) && call(`/admin/meta/delete?id=${m.id}`)}>
+                {t('delete')}
+              </button>
+            </td>
+          </tr>
+        )}
+      </DataTable>
     </div>
   );
 }

@@ -1,8 +1,9 @@
 import { createResource, createSignal, For } from 'solid-js';
+import { busyAct } from '../../actions';
 import { api } from '../../api';
 import { t } from '../../i18n';
 import { navigate } from '../../router';
-import { notify, notifyError } from '../../state';
+import { PageHead } from './Table';
 
 const POLICIES = ['delete_on_upload_succeed', 'delete_on_upload_failed', 'delete_always', 'delete_never', 'upload_download_stream'];
 
@@ -12,23 +13,13 @@ export default function Offline() {
   const submit = async (e: SubmitEvent) => {
     e.preventDefault();
     const f = new FormData(e.currentTarget as HTMLFormElement);
-    setBusy(true);
-    try {
-      const urls = String(f.get('urls')).split('\n').map((u) => u.trim()).filter(Boolean);
-      await api('/fs/add_offline_download', { urls, path: f.get('path'), tool: f.get('tool'), delete_policy: f.get('delete_policy') });
-      notify(t('done'));
-      navigate('/@manage/tasks');
-    } catch (err) {
-      notifyError(err);
-    } finally {
-      setBusy(false);
-    }
+    const urls = String(f.get('urls')).split('\n').map((u) => u.trim()).filter(Boolean);
+    const body = { urls, path: f.get('path'), tool: f.get('tool'), delete_policy: f.get('delete_policy') };
+    await busyAct(setBusy, () => api('/fs/add_offline_download', body), () => navigate('/@manage/tasks'));
   };
   return (
     <form onSubmit={submit}>
-      <div class="section-head">
-        <h1>Offline download</h1>
-      </div>
+      <PageHead title="Offline download" />
       <div class="card">
         <label>
           URLs (one per line)

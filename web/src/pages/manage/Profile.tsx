@@ -1,10 +1,12 @@
 // The current user's account: name and password, SSH keys, two-factor authentication.
-import { createResource, createSignal, For, Show } from 'solid-js';
+import { createResource, createSignal, Show } from 'solid-js';
+import { act } from '../../actions';
 import { api } from '../../api';
 import { confirmAction } from '../../components/Dialog';
 import { formatDate } from '../../format';
 import { t } from '../../i18n';
-import { loadMe, me, notify, notifyError } from '../../state';
+import { loadMe, me, notifyError } from '../../state';
+import { DataTable, PageHead } from './Table';
 
 interface SshKey {
   id: number;
@@ -17,16 +19,7 @@ interface SshKey {
 export default function Profile() {
   const [keys, { refetch }] = createResource(() => api<{ content: SshKey[] | null }>('/me/sshkey/list?page=1&per_page=100'));
   const [otp, setOtp] = createSignal<{ qr: string; secret: string } | undefined>();
-  const guarded = async (fn: () => Promise<unknown>) => {
-    try {
-      await fn();
-      notify(t('done'));
-      return true;
-    } catch (e) {
-      notifyError(e);
-      return false;
-    }
-  };
+  const guarded = (fn: () => Promise<unknown>) => act(fn);
   const form = (e: SubmitEvent) => {
     e.preventDefault();
     const el = e.currentTarget as HTMLFormElement;
@@ -34,9 +27,7 @@ export default function Profile() {
   };
   return (
     <div>
-      <div class="section-head">
-        <h1>Profile</h1>
-      </div>
+      <PageHead title="Profile" />
       <form
         class="card"
         onSubmit={async (e) => {
@@ -101,39 +92,26 @@ export default function Profile() {
 
       <div class="card" style={{ 'margin-top': '16px' }}>
         <h2>SSH keys</h2>
-        <table class="data">
-          <thead>
-            <tr>
-              <th>Title</th>
-              <th>Fingerprint</th>
-              <th>Added</th>
-              <th>Last used</th>
-              <th />
-            </tr>
-          </thead>
-          <tbody>
-            <For each={keys()?.content ?? []}>
+        <DataTable columns={['Title', 'Fingerprint', 'Added', 'Last used', '']} rows={keys()?.content ?? []}>
               {(k) => (
-                <tr>
-                  <td>{k.title}</td>
-                  <td>
-                    <code>{k.fingerprint}</code>
-                  </td>
-                  <td>{formatDate(k.added_time)}</td>
-                  <td>{formatDate(k.last_used_time)}</td>
-                  <td>
-                    <button
-                      class="small danger"
-                      onClick={async () => (await confirmAction(t('delete'), `${t('delete')} ${k.title}?`)) && (await guarded(() => api(`/me/sshkey/delete?id=${k.id}`, {}))) && refetch()}
-                    >
-                      {t('delete')}
-                    </button>
-                  </td>
-                </tr>
+          <tr>
+            <td>{k.title}</td>
+            <td>
+              <code>{k.fingerprint}</code>
+            </td>
+            <td>{formatDate(k.added_time)}</td>
+            <td>{formatDate(k.last_used_time)}</td>
+            <td>
+              <button
+                class="small danger"
+                onClick={async () => (await confirmAction(t('delete'), `${t('delete')} ${k.title}?`)) && (await guarded(() => api(`/me/sshkey/delete?id=${k.id}`, {}))) && refetch()}
+              >
+                {t('delete')}
+              </button>
+            </td>
+          </tr>
               )}
-            </For>
-          </tbody>
-        </table>
+        </DataTable>
         <form
           style={{ 'margin-top': '12px' }}
           onSubmit={async (e) => {

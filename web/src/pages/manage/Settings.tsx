@@ -1,10 +1,12 @@
 // One group of settings (site, style, preview, global, offline download, index, …).
 import { createResource, createSignal, For, Show } from 'solid-js';
 import { createStore } from 'solid-js/store';
+import { busyAct } from '../../actions';
 import { api } from '../../api';
 import { t } from '../../i18n';
-import { loadSettings, notify, notifyError } from '../../state';
+import { loadSettings } from '../../state';
 import Field from './Field';
+import { PageHead } from './Table';
 
 interface SettingItem {
   key: string;
@@ -32,23 +34,12 @@ export default function Settings(props: { group: number; title: string }) {
   const [saving, setSaving] = createSignal(false);
   const save = async (e: Event) => {
     e.preventDefault();
-    setSaving(true);
-    try {
-      const changed = (items() ?? []).filter((s) => s.flag !== READONLY).map((s) => ({ ...s, value: values[s.key] ?? s.value }));
-      await api('/admin/setting/save', changed);
-      await loadSettings();
-      notify(t('done'));
-    } catch (err) {
-      notifyError(err);
-    } finally {
-      setSaving(false);
-    }
+    const changed = (items() ?? []).filter((s) => s.flag !== READONLY).map((s) => ({ ...s, value: values[s.key] ?? s.value }));
+    await busyAct(setSaving, () => api('/admin/setting/save', changed), loadSettings);
   };
   return (
     <form onSubmit={save}>
-      <div class="section-head">
-        <h1>{props.title}</h1>
-      </div>
+      <PageHead title={props.title} />
       <Show when={items()} fallback={<p class="muted">{items.error ? String(items.error.message) : t('loading')}</p>}>
         <div class="card form-grid">
           <For each={items()}>

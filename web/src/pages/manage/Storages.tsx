@@ -3,12 +3,14 @@
 // fields, `additional` items go into its `addition` JSON.
 import { createResource, createSignal, For, Show } from 'solid-js';
 import { createStore } from 'solid-js/store';
+import { act, busyAct } from '../../actions';
 import { api } from '../../api';
 import { confirmAction } from '../../components/Dialog';
 import { t } from '../../i18n';
 import { href, linkClick, navigate } from '../../router';
 import { notify, notifyError } from '../../state';
 import Field, { type FieldSpec } from './Field';
+import { DataTable, PageHead } from './Table';
 
 interface Storage {
   id: number;
@@ -34,69 +36,45 @@ const NUMERIC = new Set(['order', 'cache_expiration']);
 
 export function StorageList() {
   const [list, { refetch }] = createResource(() => api<{ content: Storage[] | null; total: number }>('/admin/storage/list?page=1&per_page=1000'));
-  const act = async (verb: string, s: Storage) => {
+  const storageAction = async (verb: string, s: Storage) => {
     if (verb === 'delete' && !(await confirmAction(t('delete'), `${t('delete')} ${s.mount_path}?`))) return;
-    try {
-      await api(`/admin/storage/${verb}?id=${s.id}`, {});
-      notify(t('done'));
-      void refetch();
-    } catch (e) {
-      notifyError(e);
-    }
+    await act(() => api(`/admin/storage/${verb}?id=${s.id}`, {}), refetch);
   };
   return (
     <div>
-      <div class="section-head">
-        <h1>Storages</h1>
-        <span class="grow" />
+      <PageHead title="Storages">
         <button onClick={() => refetch()}>{t('refresh')}</button>
         <button onClick={() => api('/admin/storage/load_all', {}).then(() => notify(t('done')), notifyError)}>Reload all</button>
         <a class="button primary" href={href('/@manage/storages/add')} onClick={(e) => linkClick(e, '/@manage/storages/add')}>
           {t('add')}
         </a>
-      </div>
-      <div class="table-wrap">
-        <table class="data">
-          <thead>
-            <tr>
-              <th>Mount path</th>
-              <th>Driver</th>
-              <th>Order</th>
-              <th>Status</th>
-              <th>Remark</th>
-              <th />
-            </tr>
-          </thead>
-          <tbody>
-            <For each={list()?.content ?? []}>
-              {(s) => (
-                <tr data-testid="storage-row">
-                  <td>{s.mount_path}</td>
-                  <td>{s.driver}</td>
-                  <td>{s.order}</td>
-                  <td>
-                    <span class="badge" classList={{ ok: s.status === 'work', bad: s.status !== 'work' }}>
-                      {s.disabled ? 'disabled' : s.status}
-                    </span>
-                  </td>
-                  <td>{s.remark}</td>
-                  <td class="actions-cell">
-                    <a class="button small" href={href(`/@manage/storages/edit/${s.id}`)} onClick={(e) => linkClick(e, `/@manage/storages/edit/${s.id}`)}>
-                      {t('edit')}
-                    </a>
-                    <button class="small" onClick={() => act(s.disabled ? 'enable' : 'disable', s)}>
-                      {s.disabled ? 'Enable' : 'Disable'}
-                    </button>
-                    <button class="small danger" onClick={() => act('delete', s)}>
-                      {t('delete')}
-                    </button>
-                  </td>
-                </tr>
-              )}
-            </For>
-          </tbody>
-        </table>
-      </div>
+      </PageHead>
+      <DataTable columns={['Mount path', 'Driver', 'Order', 'Status', 'Remark', '']} rows={list()?.content ?? []}>
+        {(s) => (
+          <tr data-testid="storage-row">
+            <td>{s.mount_path}</td>
+            <td>{s.driver}</td>
+            <td>{s.order}</td>
+            <td>
+              <span class="badge" classList={{ ok: s.status === 'work', bad: s.status !== 'work' }}>
+                {s.disabled ? 'disabled' : s.status}
+              </span>
+            </td>
+            <td>{s.remark}</td>
+            <td class="actions-cell">
+              <a class="button small" href={href(`/@manage/storages/edit/${s.id}`)} onClick={(e) => linkClick(e, `/@manage/storages/edit/${s.id}`)}>
+                {t('edit')}
+              </a>
+              <button class="small" onClick={() => storageAction(s.disabled ? 'enable' : 'disable', s)}>
+                {s.disabled ? 'Enable' : 'Disable'}
+              </button>
+              <button class="small danger" onClick={() => storageAction('delete', s)}>
+                {t('delete')}
+              </button>
+            </td>
+          </tr>
+        )}
+      </DataTable>
     </div>
   );
 }
@@ -135,25 +113,13 @@ export function StorageEdit(props: { id?: number }) {
     e.preventDefault();
     const i = info();
     if (!i) return;
-    setSaving(true);
     const body = { ...(existing() ?? {}), ...typed(i.common, common), driver: current(), addition: JSON.stringify(typed(i.additional, addition)) };
-    try {
-      if (props.id) await api('/admin/storage/update', body);
-      else await api('/admin/storage/create', body);
-      notify(t('done'));
-      navigate('/@manage/storages');
-    } catch (err) {
-      notifyError(err);
-    } finally {
-      setSaving(false);
-    }
+    await busyAct(setSaving, () => api(props.id ? '/admin/storage/update' : '/admin/storage/create', body), () => navigate('/@manage/storages'));
   };
 
   return (
     <form onSubmit={save}>
-      <div class="section-head">
-        <h1>{props.id ? `${t('edit')} storage` : `${t('add')} storage`}</h1>
-      </div>
+      <PageHead title={props.id ? `${t('edit')} storage` : `${t('add')} storage`} />
       <div class="card">
         <label>
           Driver

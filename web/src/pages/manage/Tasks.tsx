@@ -1,9 +1,10 @@
 // Tasks of one kind, polled every second while the page is open, so progress moves live.
 import { createResource, createSignal, For, onCleanup, Show } from 'solid-js';
+import { act } from '../../actions';
 import { api } from '../../api';
 import { formatDate, formatSize } from '../../format';
 import { t } from '../../i18n';
-import { notify, notifyError } from '../../state';
+import { DataTable, PageHead } from './Table';
 
 interface TaskInfo {
   id: string;
@@ -34,23 +35,15 @@ export default function Tasks(props: { admin: boolean }) {
   }, POLL_MS);
   onCleanup(() => clearInterval(timer));
   const call = async (verb: string, tid?: string) => {
-    try {
-      await api(`${prefix()}/${verb}${tid ? `?tid=${encodeURIComponent(tid)}` : ''}`, {});
-      notify(t('done'));
-      void refetch();
-    } catch (e) {
-      notifyError(e);
-    }
+    await act(() => api(`${prefix()}/${verb}${tid ? `?tid=${encodeURIComponent(tid)}` : ''}`, {}), refetch);
   };
   return (
     <div>
-      <div class="section-head">
-        <h1>Tasks</h1>
-        <span class="grow" />
+      <PageHead title="Tasks">
         <button onClick={() => call('clear_done')}>Clear done</button>
         <button onClick={() => call('clear_succeeded')}>Clear succeeded</button>
         <button onClick={() => call('retry_failed')}>Retry failed</button>
-      </div>
+      </PageHead>
       <div class="tabs" role="tablist">
         <For each={KINDS}>
           {(k) => (
@@ -63,60 +56,44 @@ export default function Tasks(props: { admin: boolean }) {
       <Show when={tasks.error}>
         <p class="error">{String(tasks.error.message)}</p>
       </Show>
-      <div class="table-wrap">
-        <table class="data">
-          <thead>
-            <tr>
-              <th>Name</th>
-              <th>State</th>
-              <th>Progress</th>
-              <th>Size</th>
-              <th>Started</th>
-              <th />
-            </tr>
-          </thead>
-          <tbody>
-            <For each={tasks.latest ?? []} fallback={<tr><td colspan="6" class="muted">—</td></tr>}>
-              {(task) => (
-                <tr data-testid="task-row">
-                  <td>
-                    {task.name}
-                    <Show when={task.status}>
-                      <div class="help">{task.status}</div>
-                    </Show>
-                    <Show when={task.error}>
-                      <div class="error help">{task.error}</div>
-                    </Show>
-                  </td>
-                  <td>{STATES[task.state] ?? task.state}</td>
-                  <td>
-                    <progress max={100} value={task.progress} /> {Math.round(task.progress)}%
-                  </td>
-                  <td>{task.total_bytes ? formatSize(task.total_bytes) : ''}</td>
-                  <td>{task.start_time ? formatDate(task.start_time) : ''}</td>
-                  <td class="actions-cell">
-                    <Show when={[0, 1, 8, 9].includes(task.state)}>
-                      <button class="small" onClick={() => call('cancel', task.id)}>
-                        {t('cancel')}
-                      </button>
-                    </Show>
-                    <Show when={[4, 7].includes(task.state)}>
-                      <button class="small" onClick={() => call('retry', task.id)}>
-                        Retry
-                      </button>
-                    </Show>
-                    <Show when={[2, 4, 7].includes(task.state)}>
-                      <button class="small danger" onClick={() => call('delete', task.id)}>
-                        {t('delete')}
-                      </button>
-                    </Show>
-                  </td>
-                </tr>
-              )}
-            </For>
-          </tbody>
-        </table>
-      </div>
+      <DataTable columns={['Name', 'State', 'Progress', 'Size', 'Started', '']} rows={tasks.latest ?? []}>
+        {(task) => (
+          <tr data-testid="task-row">
+            <td>
+              {task.name}
+              <Show when={task.status}>
+                <div class="help">{task.status}</div>
+              </Show>
+              <Show when={task.error}>
+                <div class="error help">{task.error}</div>
+              </Show>
+            </td>
+            <td>{STATES[task.state] ?? task.state}</td>
+            <td>
+              <progress max={100} value={task.progress} /> {Math.round(task.progress)}%
+            </td>
+            <td>{task.total_bytes ? formatSize(task.total_bytes) : ''}</td>
+            <td>{task.start_time ? formatDate(task.start_time) : ''}</td>
+            <td class="actions-cell">
+              <Show when={[0, 1, 8, 9].includes(task.state)}>
+                <button class="small" onClick={() => call('cancel', task.id)}>
+                  {t('cancel')}
+                </button>
+              </Show>
+              <Show when={[4, 7].includes(task.state)}>
+                <button class="small" onClick={() => call('retry', task.id)}>
+                  Retry
+                </button>
+              </Show>
+              <Show when={[2, 4, 7].includes(task.state)}>
+                <button class="small danger" onClick={() => call('delete', task.id)}>
+                  {t('delete')}
+                </button>
+              </Show>
+            </td>
+          </tr>
+        )}
+      </DataTable>
     </div>
   );
 }

@@ -1,9 +1,10 @@
-import { createResource, For, Index } from 'solid-js';
+import { createResource, Index } from 'solid-js';
+import { act } from '../../actions';
 import { api, type User } from '../../api';
 import { confirmAction } from '../../components/Dialog';
 import { t } from '../../i18n';
-import { notify, notifyError } from '../../state';
 import { bool, recordDialog } from './recordDialog';
+import { DataTable, PageHead } from './Table';
 
 export const PERMISSIONS = [
   'See hidden files',
@@ -28,13 +29,7 @@ const ROLES = ['general', 'guest', 'admin'];
 export default function Users() {
   const [list, { refetch }] = createResource(() => api<{ content: User[] | null }>('/admin/user/list?page=1&per_page=1000'));
   const call = async (route: string, body: unknown = {}) => {
-    try {
-      await api(route, body);
-      notify(t('done'));
-      void refetch();
-    } catch (e) {
-      notifyError(e);
-    }
+    await act(() => api(route, body), refetch);
   };
   const edit = async (u?: User) => {
     const fields = [
@@ -74,57 +69,40 @@ export default function Users() {
   };
   return (
     <div>
-      <div class="section-head">
-        <h1>Users</h1>
-        <span class="grow" />
+      <PageHead title="Users">
         <button class="primary" onClick={() => edit()}>
           {t('add')}
         </button>
-      </div>
-      <div class="table-wrap">
-        <table class="data">
-          <thead>
-            <tr>
-              <th>Username</th>
-              <th>Base path</th>
-              <th>Role</th>
-              <th>Status</th>
-              <th />
-            </tr>
-          </thead>
-          <tbody>
-            <For each={list()?.content ?? []}>
-              {(u) => (
-                <tr>
-                  <td>{u.username}</td>
-                  <td>{u.base_path}</td>
-                  <td>{ROLES[u.role] ?? u.role}</td>
-                  <td>
-                    <span class="badge" classList={{ ok: !u.disabled, bad: u.disabled }}>
-                      {u.disabled ? 'disabled' : 'enabled'}
-                    </span>
-                  </td>
-                  <td class="actions-cell">
-                    <button class="small" onClick={() => edit(u)}>
-                      {t('edit')}
-                    </button>
-                    <button class="small" onClick={() => call(`/admin/user/cancel_2fa?id=${u.id}`)}>
-                      Cancel 2FA
-                    </button>
-                    <button
-                      class="small danger"
-                      disabled={u.role !== 0}
-                      onClick={async () => (await confirmAction(t('delete'), `${t('delete')} ${u.username}?`)) && call(`/admin/user/delete?id=${u.id}`)}
-                    >
-                      {t('delete')}
-                    </button>
-                  </td>
-                </tr>
-              )}
-            </For>
-          </tbody>
-        </table>
-      </div>
+      </PageHead>
+      <DataTable columns={['Username', 'Base path', 'Role', 'Status', '']} rows={list()?.content ?? []}>
+        {(u) => (
+          <tr>
+            <td>{u.username}</td>
+            <td>{u.base_path}</td>
+            <td>{ROLES[u.role] ?? u.role}</td>
+            <td>
+              <span class="badge" classList={{ ok: !u.disabled, bad: u.disabled }}>
+                {u.disabled ? 'disabled' : 'enabled'}
+              </span>
+            </td>
+            <td class="actions-cell">
+              <button class="small" onClick={() => edit(u)}>
+                {t('edit')}
+              </button>
+              <button class="small" onClick={() => call(`/admin/user/cancel_2fa?id=${u.id}`)}>
+                Cancel 2FA
+              </button>
+              <button
+                class="small danger"
+                disabled={u.role !== 0}
+                onClick={async () => (await confirmAction(t('delete'), `${t('delete')} ${u.username}?`)) && call(`/admin/user/delete?id=${u.id}`)}
+              >
+                {t('delete')}
+              </button>
+            </td>
+          </tr>
+        )}
+      </DataTable>
     </div>
   );
 }
