@@ -107,7 +107,7 @@ export default function Browser(props: { path: string }) {
   const canWrite = () => !!data()?.write;
 
   const onKey = (e: KeyboardEvent) => {
-    if (data()?.kind !== 'folder' || (e.target as HTMLElement).closest('input, textarea, select, .dialog, .backdrop')) return;
+    if (data()?.kind !== 'folder' || (e.target as HTMLElement).closest('input:not([type=checkbox]), textarea, select, .dialog, .backdrop')) return;
     const list = items();
     const cur = list[cursor()];
     const step = view() === 'grid' ? Math.max(1, Math.floor(document.querySelector('.grid')?.clientWidth ?? CELL) / CELL | 0) : 1;
