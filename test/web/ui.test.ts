@@ -299,6 +299,29 @@ describe.runIf(enabled)('web UI in chromium', () => {
     expect(dialogs).toEqual([]);
   });
 
+  it('shows the search box only with a search index, and opens a hit', async () => {
+    await page.goto(`${base}/docs`);
+    await row('code.ts').waitFor();
+    expect(await page.locator('[data-testid=search-button]').count()).toBe(0);
+    const admin = await s.login();
+    expect((await s.api('POST', '/api/admin/setting/save', { token: admin, body: [{ key: 'search_index', value: 'database' }] })).code).toBe(200);
+    // the wire answer of §14.3, whatever back end serves it
+    const asked: unknown[] = [];
+    await page.route('**/api/fs/search', async (route) => {
+      asked.push(route.request().postDataJSON());
+      await route.fulfill({ json: { code: 200, message: 'success', data: { content: [{ parent: '/docs', name: 'code.ts', is_dir: false, size: 77, type: 0 }], total: 1 } } });
+    });
+    await page.reload();
+    await page.click('[data-testid=search-button]');
+    await page.fill('.dialog input[name=keywords]', 'code');
+    await page.click('.dialog button[type=submit]');
+    await page.click('.dialog .hits button:has-text("code.ts")');
+    await page.waitForURL(`${base}/docs/code.ts`);
+    expect(asked).toEqual([{ parent: '/docs', keywords: 'code', scope: 0, page: 1, per_page: 100, password: '' }]);
+    await page.unroute('**/api/fs/search');
+    expect((await s.api('POST', '/api/admin/setting/save', { token: admin, body: [{ key: 'search_index', value: 'none' }] })).code).toBe(200);
+  });
+
   it('works at phone width in dark mode', async () => {
     const phone = await ctx.newPage();
     await phone.setViewportSize({ width: 390, height: 800 });

@@ -126,7 +126,7 @@ export default function Browser(props: { path: string }) {
     else if (e.key === 'ArrowRight' && view() === 'grid') moveTo(cursor() + 1);
     else if (e.key === 'ArrowLeft' && view() === 'grid') moveTo(cursor() - 1);
     else if (e.key === 'Enter' && cur) open(cur);
-    else if (e.key === ' ' && cur) {
+    else if (e.key === ' ' && cur && !(e.target instanceof HTMLInputElement)) {
       toggle(cur.name);
       e.preventDefault();
     } else if (e.key === 'Backspace' && props.path !== '/') navigate(parentOf(props.path));
