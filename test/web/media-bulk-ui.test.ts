@@ -60,6 +60,8 @@ describe.runIf(enabled)('media previews and bulk operations in the web UI', () =
       'bulk/keep.txt': 'keep',
       'copies/': '',
       'drop/': '',
+      'documented/README.md': '# From the file\n\n<script>window.__pwned = 1</script>',
+      'documented/other.txt': 'o',
     });
     if (hasFfmpeg) {
       execFileSync('ffmpeg', ['-hide_banner', '-loglevel', 'error', '-y', '-f', 'lavfi', '-i', 'testsrc=duration=2:size=160x120:rate=10', '-c:v', 'libvpx', '-b:v', '100k', path.join(root, 'media', 'clip.webm')]);
@@ -155,6 +157,14 @@ describe.runIf(enabled)('media previews and bulk operations in the web UI', () =
     await cdp.send('Network.emulateNetworkConditions', { offline: false, latency: 0, downloadThroughput: -1, uploadThroughput: -1 });
     await page.waitForTimeout(500);
     expect(existsSync(path.join(root, 'drop', 'cancel-me.bin'))).toBe(false);
+  });
+
+  it('renders a README.md of the folder below the list and hides it by the hide_files setting', async () => {
+    await page.goto(`${base}/documented`);
+    await row('other.txt').waitFor();
+    await expect.poll(() => page.locator('.readme h1').textContent()).toBe('From the file');
+    expect(await page.locator('[data-testid=row]').evaluateAll((rows) => rows.map((r) => r.getAttribute('data-name')))).toEqual(['other.txt']);
+    expect(await page.evaluate(() => (window as unknown as { __pwned?: number }).__pwned)).toBeUndefined();
   });
 
   it('adds an SSH key in the profile', async () => {

@@ -15,6 +15,7 @@ import { t } from '../i18n';
 import { href, linkClick, navigate } from '../router';
 import { can, passwordFor, rememberPassword, settings } from '../state';
 import { enqueue, filesFromDrop, filesFromInput, onUploaded } from '../uploads';
+import { hideFilesMatcher } from '../hideFiles';
 
 const ROW = 44;
 const CELL = 150;
@@ -80,9 +81,11 @@ export default function Browser(props: { path: string }) {
   };
   onCleanup(onUploaded((dir) => dir === props.path && refresh()));
 
+  const hidden = createMemo(() => hideFilesMatcher(settings().hide_files));
   const items = createMemo(() => {
     const { key, asc } = sort();
-    const list = [...pages()];
+    const isHidden = hidden();
+    const list = pages().filter((o) => !isHidden(joinPath(props.path, o.name)));
     const dir = asc ? 1 : -1;
     list.sort((a, b) => {
       if (a.is_dir !== b.is_dir) return a.is_dir ? -1 : 1;
@@ -91,6 +94,16 @@ export default function Browser(props: { path: string }) {
     });
     return list;
   });
+
+  // a README.md in the folder is rendered below the listing when no path rule gives a readme
+  const readmeFile = createMemo(() => (settings().readme_autorender === 'false' ? undefined : pages().find((o) => !o.is_dir && o.name.toLowerCase() === 'readme.md')));
+  const [readmeText] = createResource(
+    () => (data()?.readme ? undefined : readmeFile()),
+    async (o) => {
+      const res = await fetch(rawLink(joinPath(props.path, o.name), o.sign));
+      return res.ok ? res.text() : '';
+    },
+  );
 
   const [selected, setSelected] = createSignal(new Set<string>());
   const [cursor, setCursor] = createSignal(0);
@@ -328,8 +341,8 @@ export default function Browser(props: { path: string }) {
                 </Show>
               </Show>
               <Pager mode={mode()} page={page()} setPage={setPage} total={d().total} perPage={perPage()} loaded={pages().length} loading={data.loading} />
-              <Show when={d().readme}>
-                <Markdown source={d().readme} class="readme" />
+              <Show when={d().readme || readmeText()}>
+                <Markdown source={d().readme || readmeText()!} class="readme" />
               </Show>
             </Match>
           </Switch>
