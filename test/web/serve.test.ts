@@ -1,9 +1,10 @@
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync, mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BACKENDS } from '../helpers/backends.js';
+import { freePort, type ServerProcess, startServerProcess } from '../helpers/process.js';
 import { startServer, type TestServer } from '../helpers/server.js';
 
 /** The built UI (test/global-setup.ts runs `npm run build`, which builds dist/web). */
@@ -120,5 +121,25 @@ describe('web UI from dist_dir', () => {
     const res = await s.inject({ method: 'GET', url: '/x' });
     expect(res.body).toContain('custom ui <script src="/sub/assets/app.js">');
     expect((await s.inject({ method: 'GET', url: '/assets/app.js' })).body).toBe('console.log(1)');
+  });
+});
+
+describe('web UI from the built server (npm start)', () => {
+  let srv: ServerProcess | undefined;
+  let data: string;
+  afterAll(async () => {
+    await srv?.stop();
+    rmSync(data, { recursive: true, force: true });
+  });
+
+  it('finds dist/web next to the bundle and serves the UI and its assets', async () => {
+    data = mkdtempSync(path.join(os.tmpdir(), 'atrium-cli-web-'));
+    srv = await startServerProcess(data, await freePort());
+    const html = await (await fetch(`${srv.base}/some/folder`)).text();
+    expect(html).toContain('<div id="root"></div>');
+    const js = /src="(\/assets\/index-[\w-]+\.js)"/.exec(html)![1]!;
+    const res = await fetch(`${srv.base}${js}`);
+    expect(res.status).toBe(200);
+    expect(Buffer.from(await res.arrayBuffer()).equals(readFileSync(path.join(DIST, js)))).toBe(true);
   });
 });
