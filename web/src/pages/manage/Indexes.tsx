@@ -25,34 +25,34 @@ export default function Indexes() {
   };
   return (
     <div>
-      <Settings group={6} title="Index" />
-      <Show when={enabled()} fallback={<p class="muted">Choose a search index above and save to build one.</p>}>
+      <Settings group={6} title={t('m.index')} />
+      <Show when={enabled()} fallback={<p class="muted">{t('m.choose_a_search_index_above_and_save_to_')}</p>}>
         <div class="card">
-          <h2>Progress</h2>
+          <h2>{t('m.progress')}</h2>
           <Show when={progress.latest} fallback={<p class="muted">{progress.error ? String(progress.error.message) : t('loading')}</p>}>
             {(p) => (
               <p data-testid="index-progress">
-                {p().obj_count} objects · {p().is_done ? 'done' : 'building…'}
-                {p().last_done_time ? ` · last built ${formatDate(p().last_done_time!)}` : ''}
+                {t('m.index_objects', { n: p().obj_count })} · {p().is_done ? t('m.done') : t('m.building')}
+                {p().last_done_time ? ` · ${t('m.last_built', { time: formatDate(p().last_done_time!) })}` : ''}
                 {p().error ? ` · ${p().error}` : ''}
               </p>
             )}
           </Show>
           <div class="actions">
             <button class="primary" onClick={() => call('build')}>
-              Build index
+              {t('m.build_index')}
             </button>
             <button
               onClick={async () => {
-                const paths = await promptText('Update paths', 'Paths to update (comma separated)', '/');
+                const paths = await promptText(t('m.update_paths'), t('m.paths_to_update_comma_separated'), '/');
                 if (paths) void call('update', { paths: paths.split(',').map((p) => p.trim()).filter(Boolean), max_depth: -1 });
               }}
             >
-              Update paths
+              {t('m.update_paths')}
             </button>
-            <button onClick={() => call('stop')}>Stop</button>
+            <button onClick={() => call('stop')}>{t('m.stop')}</button>
             <button class="danger" onClick={() => call('clear')}>
-              Clear
+              {t('m.clear')}
             </button>
           </div>
         </div>

@@ -10,16 +10,17 @@ import Settings from './Settings';
 import { StorageEdit, StorageList } from './Storages';
 import Tasks from './Tasks';
 import Users from './Users';
+import { type MessageKey, t } from '../../i18n';
 
-const SETTING_GROUPS: Array<[string, number, string]> = [
-  ['site', 1, 'Site'],
-  ['style', 2, 'Style'],
-  ['preview', 3, 'Preview'],
-  ['global', 4, 'Global'],
-  ['offline', 5, 'Offline download'],
-  ['sso', 7, 'Single sign-on'],
-  ['ldap', 8, 'LDAP'],
-  ['s3', 9, 'S3'],
+const SETTING_GROUPS: Array<[string, number, MessageKey]> = [
+  ['site', 1, 'm.site'],
+  ['style', 2, 'm.style'],
+  ['preview', 3, 'm.preview'],
+  ['global', 4, 'm.global'],
+  ['offline', 5, 'm.offline_download'],
+  ['sso', 7, 'm.single_sign_on'],
+  ['ldap', 8, 'm.ldap'],
+  ['s3', 9, 'm.s3'],
 ];
 
 export default function Manage(props: { path: string; admin: boolean }) {
@@ -35,21 +36,21 @@ export default function Manage(props: { path: string; admin: boolean }) {
     <div class="manage">
       <nav class="side" aria-label="manage">
         <Show when={props.admin}>
-          <div class="group">Settings</div>
-          <For each={SETTING_GROUPS}>{([name, , label]) => link(`settings/${name}`, label)}</For>
-          <div class="group">Manage</div>
-          {link('storages', 'Storages')}
-          {link('users', 'Users')}
-          {link('metas', 'Metas')}
-          {link('indexes', 'Index')}
-          {link('offline', 'Offline download')}
+          <div class="group">{t('m.settings')}</div>
+          <For each={SETTING_GROUPS}>{([name, , label]) => link(`settings/${name}`, t(label))}</For>
+          <div class="group">{t('manage')}</div>
+          {link('storages', t('m.storages'))}
+          {link('users', t('m.users'))}
+          {link('metas', t('m.metas'))}
+          {link('indexes', t('m.index'))}
+          {link('offline', t('m.offline_download'))}
         </Show>
-        <div class="group">Account</div>
-        {link('tasks', 'Tasks')}
-        {link('profile', 'Profile')}
+        <div class="group">{t('m.account')}</div>
+        {link('tasks', t('m.tasks'))}
+        {link('profile', t('m.profile'))}
       </nav>
       <section>
-        <Switch fallback={<p class="muted">Not found</p>}>
+        <Switch fallback={<p class="muted">{t('not_found')}</p>}>
           <Match when={sub() === 'profile'}>
             <Profile />
           </Match>
@@ -57,10 +58,10 @@ export default function Manage(props: { path: string; admin: boolean }) {
             <Tasks admin={props.admin} />
           </Match>
           <Match when={!props.admin}>
-            <p class="error">Only administrators can open this page.</p>
+            <p class="error">{t('m.only_administrators_can_open_this_page')}</p>
           </Match>
           <Match when={group()} keyed>
-            {(g) => <Settings group={g[1]} title={g[2]} />}
+            {(g) => <Settings group={g[1]} title={t(g[2])} />}
           </Match>
           <Match when={sub() === 'storages'}>
             <StorageList />

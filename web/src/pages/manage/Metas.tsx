@@ -24,15 +24,15 @@ interface Meta {
 const FIELDS = [
   { name: 'path', type: 'string', required: true },
   { name: 'password', type: 'string' },
-  { name: 'p_sub', type: 'bool', label: 'Password applies to sub folders' },
-  { name: 'write', type: 'bool', label: 'Allow uploads and new folders' },
-  { name: 'w_sub', type: 'bool', label: 'Write applies to sub folders' },
-  { name: 'hide', type: 'text', help: 'one regular expression per line, matched against names' },
-  { name: 'h_sub', type: 'bool', label: 'Hide applies to sub folders' },
-  { name: 'readme', type: 'text', help: 'markdown shown below the listing' },
-  { name: 'r_sub', type: 'bool', label: 'Readme applies to sub folders' },
-  { name: 'header', type: 'text', help: 'markdown shown above the listing' },
-  { name: 'header_sub', type: 'bool', label: 'Header applies to sub folders' },
+  { name: 'p_sub', type: 'bool', label: t('m.password_applies_to_sub_folders') },
+  { name: 'write', type: 'bool', label: t('m.allow_uploads_and_new_folders') },
+  { name: 'w_sub', type: 'bool', label: t('m.write_applies_to_sub_folders') },
+  { name: 'hide', type: 'text', help: t('m.one_regular_expression_per_line_matched_') },
+  { name: 'h_sub', type: 'bool', label: t('m.hide_applies_to_sub_folders') },
+  { name: 'readme', type: 'text', help: t('m.markdown_shown_below_the_listing') },
+  { name: 'r_sub', type: 'bool', label: t('m.readme_applies_to_sub_folders') },
+  { name: 'header', type: 'text', help: t('m.markdown_shown_above_the_listing') },
+  { name: 'header_sub', type: 'bool', label: t('m.header_applies_to_sub_folders') },
 ];
 const BOOLS = new Set(FIELDS.filter((f) => f.type === 'bool').map((f) => f.name));
 
@@ -51,12 +51,12 @@ export default function Metas() {
   };
   return (
     <div>
-      <PageHead title="Metas">
+      <PageHead title={t('m.metas')}>
         <button class="primary" onClick={() => edit()}>
           {t('add')}
         </button>
       </PageHead>
-      <DataTable columns={['Path', 'Password', 'Write', 'Hide', '']} rows={list()?.content ?? []}>
+      <DataTable columns={[t('m.path'), t('login.password'), t('m.write'), t('m.hide'), '']} rows={list()?.content ?? []}>
         {(m) => (
           <tr>
             <td>{m.path}</td>

@@ -19,29 +19,29 @@ export default function Offline() {
   };
   return (
     <form onSubmit={submit}>
-      <PageHead title="Offline download" />
+      <PageHead title={t('m.offline_download')} />
       <div class="card">
         <label>
-          URLs (one per line)
+          {t('m.urls_one_per_line')}
           <textarea name="urls" required />
         </label>
         <label>
-          Destination folder
+          {t('m.destination_folder')}
           <input name="path" value="/" required />
         </label>
         <label>
-          Tool
+          {t('m.tool')}
           <select name="tool">
             <For each={[...(tools() ?? [])].sort()}>{(x) => <option value={x}>{x}</option>}</For>
           </select>
         </label>
         <label>
-          Delete policy
+          {t('m.delete_policy')}
           <select name="delete_policy">
             <For each={POLICIES}>{(x) => <option value={x}>{x}</option>}</For>
           </select>
         </label>
-        <p class="help">The tools' addresses are set in Settings → Offline download.</p>
+        <p class="help">{t('m.the_tools_addresses_are_set_in_settings_')}</p>
         <div class="actions">
           <button type="submit" class="primary" disabled={busy()}>
             {t('add')}

@@ -27,7 +27,7 @@ export default function Profile() {
   };
   return (
     <div>
-      <PageHead title="Profile" />
+      <PageHead title={t('m.profile')} />
       <form
         class="card"
         onSubmit={async (e) => {
@@ -40,7 +40,7 @@ export default function Profile() {
           <input name="username" value={me()?.username ?? ''} required />
         </label>
         <label>
-          New password (empty keeps the current one)
+          {t('m.new_password_empty_keeps_the_current_one')}
           <input name="password" type="password" autocomplete="new-password" />
         </label>
         <div class="actions">
@@ -51,14 +51,14 @@ export default function Profile() {
       </form>
 
       <div class="card" style={{ 'margin-top': '16px' }}>
-        <h2>Two-factor authentication</h2>
+        <h2>{t('m.two_factor_authentication')}</h2>
         <Show
           when={!me()?.otp}
-          fallback={<p>2FA is on for this account. An administrator can turn it off in Users.</p>}
+          fallback={<p>{t('m.2fa_is_on_for_this_account_an_administra')}</p>}
         >
           <Show
             when={otp()}
-            fallback={<button onClick={() => api<{ qr: string; secret: string }>('/auth/2fa/generate', {}).then(setOtp, notifyError)}>Enable 2FA</button>}
+            fallback={<button onClick={() => api<{ qr: string; secret: string }>('/auth/2fa/generate', {}).then(setOtp, notifyError)}>{t('m.enable_2fa')}</button>}
           >
             {(o) => (
               <form
@@ -70,10 +70,10 @@ export default function Profile() {
                   }
                 }}
               >
-                <p>Scan the code with an authenticator app, then enter the code it shows.</p>
+                <p>{t('m.scan_the_code_with_an_authenticator_app_')}</p>
                 <img src={o().qr} alt="2FA QR code" width="180" height="180" />
                 <p class="muted">
-                  Secret: <code>{o().secret}</code>
+                  {t('m.secret')}: <code>{o().secret}</code>
                 </p>
                 <label>
                   {t('login.otp')}
@@ -81,7 +81,7 @@ export default function Profile() {
                 </label>
                 <div class="actions">
                   <button type="submit" class="primary">
-                    Verify
+                    {t('m.verify')}
                   </button>
                 </div>
               </form>
@@ -91,8 +91,8 @@ export default function Profile() {
       </div>
 
       <div class="card" style={{ 'margin-top': '16px' }}>
-        <h2>SSH keys</h2>
-        <DataTable columns={['Title', 'Fingerprint', 'Added', 'Last used', '']} rows={keys()?.content ?? []}>
+        <h2>{t('m.ssh_keys')}</h2>
+        <DataTable columns={[t('m.title'), t('m.fingerprint'), t('m.added'), t('m.last_used'), '']} rows={keys()?.content ?? []}>
               {(k) => (
           <tr>
             <td>{k.title}</td>
@@ -123,11 +123,11 @@ export default function Profile() {
           }}
         >
           <label>
-            Title
+            {t('m.title')}
             <input name="title" required />
           </label>
           <label>
-            Public key (an authorized_keys line)
+            {t('m.public_key_an_authorized_keys_line')}
             <textarea name="key" required />
           </label>
           <div class="actions">

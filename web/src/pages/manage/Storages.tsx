@@ -42,14 +42,14 @@ export function StorageList() {
   };
   return (
     <div>
-      <PageHead title="Storages">
+      <PageHead title={t('m.storages')}>
         <button onClick={() => refetch()}>{t('refresh')}</button>
-        <button onClick={() => api('/admin/storage/load_all', {}).then(() => notify(t('done')), notifyError)}>Reload all</button>
+        <button onClick={() => api('/admin/storage/load_all', {}).then(() => notify(t('done')), notifyError)}>{t('m.reload_all')}</button>
         <a class="button primary" href={href('/@manage/storages/add')} onClick={(e) => linkClick(e, '/@manage/storages/add')}>
           {t('add')}
         </a>
       </PageHead>
-      <DataTable columns={['Mount path', 'Driver', 'Order', 'Status', 'Remark', '']} rows={list()?.content ?? []}>
+      <DataTable columns={[t('m.mount_path'), t('m.driver'), t('m.order'), t('m.status'), t('m.remark'), '']} rows={list()?.content ?? []}>
         {(s) => (
           <tr data-testid="storage-row">
             <td>{s.mount_path}</td>
@@ -57,7 +57,7 @@ export function StorageList() {
             <td>{s.order}</td>
             <td>
               <span class="badge" classList={{ ok: s.status === 'work', bad: s.status !== 'work' }}>
-                {s.disabled ? 'disabled' : s.status}
+                {s.disabled ? t('m.disabled') : s.status}
               </span>
             </td>
             <td>{s.remark}</td>
@@ -66,7 +66,7 @@ export function StorageList() {
                 {t('edit')}
               </a>
               <button class="small" onClick={() => storageAction(s.disabled ? 'enable' : 'disable', s)}>
-                {s.disabled ? 'Enable' : 'Disable'}
+                {s.disabled ? t('m.enable') : t('m.disable')}
               </button>
               <button class="small danger" onClick={() => storageAction('delete', s)}>
                 {t('delete')}
@@ -119,10 +119,10 @@ export function StorageEdit(props: { id?: number }) {
 
   return (
     <form onSubmit={save}>
-      <PageHead title={props.id ? `${t('edit')} storage` : `${t('add')} storage`} />
+      <PageHead title={props.id ? t('m.edit_storage') : t('m.add_storage')} />
       <div class="card">
         <label>
-          Driver
+          {t('m.driver')}
           <select name="driver" value={current()} disabled={!!props.id} onChange={(e) => setDriver(e.currentTarget.value)}>
             <option value="" disabled>
               —

@@ -3,7 +3,7 @@ import { createResource, createSignal, For, onCleanup, Show } from 'solid-js';
 import { act } from '../../actions';
 import { api } from '../../api';
 import { formatDate, formatSize } from '../../format';
-import { t } from '../../i18n';
+import { type MessageKey, t } from '../../i18n';
 import { DataTable, PageHead } from './Table';
 
 interface TaskInfo {
@@ -20,7 +20,7 @@ interface TaskInfo {
 }
 
 const KINDS = ['upload', 'copy', 'move', 'offline_download', 'offline_download_transfer', 'decompress', 'decompress_upload'];
-const STATES = ['pending', 'running', 'succeeded', 'canceling', 'canceled', 'errored', 'failing', 'failed', 'waiting retry', 'before retry'];
+const STATES: MessageKey[] = ['m.state_pending', 'm.state_running', 'm.state_succeeded', 'm.state_canceling', 'm.state_canceled', 'm.state_errored', 'm.state_failing', 'm.state_failed', 'm.state_waiting_retry', 'm.state_before_retry'];
 const POLL_MS = 1000;
 
 export default function Tasks(props: { admin: boolean }) {
@@ -39,10 +39,10 @@ export default function Tasks(props: { admin: boolean }) {
   };
   return (
     <div>
-      <PageHead title="Tasks">
-        <button onClick={() => call('clear_done')}>Clear done</button>
-        <button onClick={() => call('clear_succeeded')}>Clear succeeded</button>
-        <button onClick={() => call('retry_failed')}>Retry failed</button>
+      <PageHead title={t('m.tasks')}>
+        <button onClick={() => call('clear_done')}>{t('m.clear_done')}</button>
+        <button onClick={() => call('clear_succeeded')}>{t('m.clear_succeeded')}</button>
+        <button onClick={() => call('retry_failed')}>{t('m.retry_failed')}</button>
       </PageHead>
       <div class="tabs" role="tablist">
         <For each={KINDS}>
@@ -56,7 +56,7 @@ export default function Tasks(props: { admin: boolean }) {
       <Show when={tasks.error}>
         <p class="error">{String(tasks.error.message)}</p>
       </Show>
-      <DataTable columns={['Name', 'State', 'Progress', 'Size', 'Started', '']} rows={tasks.latest ?? []}>
+      <DataTable columns={[t('col.name'), t('m.state'), t('m.progress'), t('col.size'), t('m.started'), '']} rows={tasks.latest ?? []}>
         {(task) => (
           <tr data-testid="task-row">
             <td>
@@ -68,7 +68,7 @@ export default function Tasks(props: { admin: boolean }) {
                 <div class="error help">{task.error}</div>
               </Show>
             </td>
-            <td>{STATES[task.state] ?? task.state}</td>
+            <td>{STATES[task.state] ? t(STATES[task.state]!) : task.state}</td>
             <td>
               <progress max={100} value={task.progress} /> {Math.round(task.progress)}%
             </td>
@@ -82,7 +82,7 @@ export default function Tasks(props: { admin: boolean }) {
               </Show>
               <Show when={[4, 7].includes(task.state)}>
                 <button class="small" onClick={() => call('retry', task.id)}>
-                  Retry
+                  {t('m.retry')}
                 </button>
               </Show>
               <Show when={[2, 4, 7].includes(task.state)}>

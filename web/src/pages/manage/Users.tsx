@@ -2,29 +2,30 @@ import { createResource, Index } from 'solid-js';
 import { act } from '../../actions';
 import { api, type User } from '../../api';
 import { confirmAction } from '../../components/Dialog';
-import { t } from '../../i18n';
+import { type MessageKey, t } from '../../i18n';
 import { bool, recordDialog } from './recordDialog';
 import { DataTable, PageHead } from './Table';
 
-export const PERMISSIONS = [
-  'See hidden files',
-  'Access without password',
-  'Add offline download',
-  'Write (mkdir, upload)',
-  'Rename',
-  'Move',
-  'Copy',
-  'Remove',
-  'WebDAV read',
-  'WebDAV manage',
-  'FTP/SFTP read',
-  'FTP/SFTP write',
-  'Read archives',
-  'Decompress',
-  'Share',
-  'Custom share id',
+/** Labels of the permission bits, bit 0 first. */
+export const PERMISSIONS: MessageKey[] = [
+  'm.perm_see_hidden_files',
+  'm.perm_access_without_password',
+  'm.perm_add_offline_download',
+  'm.perm_write_mkdir_upload',
+  'm.perm_rename',
+  'm.perm_move',
+  'm.perm_copy',
+  'm.perm_remove',
+  'm.perm_webdav_read',
+  'm.perm_webdav_manage',
+  'm.perm_ftp_sftp_read',
+  'm.perm_ftp_sftp_write',
+  'm.perm_read_archives',
+  'm.perm_decompress',
+  'm.perm_share',
+  'm.perm_custom_share_id',
 ];
-const ROLES = ['general', 'guest', 'admin'];
+const ROLES: MessageKey[] = ['m.role_general', 'm.role_guest', 'm.role_admin'];
 
 export default function Users() {
   const [list, { refetch }] = createResource(() => api<{ content: User[] | null }>('/admin/user/list?page=1&per_page=1000'));
@@ -34,7 +35,7 @@ export default function Users() {
   const edit = async (u?: User) => {
     const fields = [
       { name: 'username', type: 'string', required: true },
-      { name: 'password', type: 'string', help: u ? 'leave empty to keep the password' : undefined, required: !u },
+      { name: 'password', type: 'string', help: u ? t('m.leave_empty_to_keep_the_password') : undefined, required: !u },
       { name: 'base_path', type: 'string' },
       { name: 'disabled', type: 'bool' },
     ];
@@ -46,7 +47,7 @@ export default function Users() {
       permission: String(u?.permission ?? 0),
     }, (values, set) => (
       <fieldset class="perms">
-        <legend>Permissions</legend>
+        <legend>{t('m.permissions')}</legend>
         <div class="form-grid">
           <Index each={PERMISSIONS}>
             {(name, bit) => (
@@ -56,7 +57,7 @@ export default function Users() {
                   checked={((Number(values.permission) >> bit) & 1) === 1}
                   onChange={(e) => set('permission', String(e.currentTarget.checked ? Number(values.permission) | (1 << bit) : Number(values.permission) & ~(1 << bit)))}
                 />{' '}
-                {name()}
+                {t(name())}
               </label>
             )}
           </Index>
@@ -69,20 +70,20 @@ export default function Users() {
   };
   return (
     <div>
-      <PageHead title="Users">
+      <PageHead title={t('m.users')}>
         <button class="primary" onClick={() => edit()}>
           {t('add')}
         </button>
       </PageHead>
-      <DataTable columns={['Username', 'Base path', 'Role', 'Status', '']} rows={list()?.content ?? []}>
+      <DataTable columns={[t('login.username'), t('m.base_path'), t('m.role'), t('m.status'), '']} rows={list()?.content ?? []}>
         {(u) => (
           <tr>
             <td>{u.username}</td>
             <td>{u.base_path}</td>
-            <td>{ROLES[u.role] ?? u.role}</td>
+            <td>{ROLES[u.role] ? t(ROLES[u.role]!) : u.role}</td>
             <td>
               <span class="badge" classList={{ ok: !u.disabled, bad: u.disabled }}>
-                {u.disabled ? 'disabled' : 'enabled'}
+                {u.disabled ? t('m.disabled') : t('m.enabled')}
               </span>
             </td>
             <td class="actions-cell">
@@ -90,7 +91,7 @@ export default function Users() {
                 {t('edit')}
               </button>
               <button class="small" onClick={() => call(`/admin/user/cancel_2fa?id=${u.id}`)}>
-                Cancel 2FA
+                {t('m.cancel_2fa')}
               </button>
               <button
                 class="small danger"
