@@ -1,6 +1,7 @@
 // The web UI: hashed assets under /assets with long-lived caching, and index.html (with the
 // base path, CDN and site settings injected at serve time) for every other GET that no route
-// claims — `/`, `/@login`, `/@manage/...` and any folder or file path (wire-api.md §18).
+// claims — `/`, `/@login`, `/@manage/...` and any folder or file path (wire-api.md §18) — from
+// clients that accept HTML.
 
 import { createHash } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
@@ -91,7 +92,7 @@ export function webRoutes(app: FastifyInstance, core: Core): void {
 
   app.get('/*', async (req, reply) => {
     const urlPath = req.url.split('?')[0]!;
-    if (isServerPath(urlPath)) return reply.callNotFound();
+    if (isServerPath(urlPath) || !wantsHtml(req)) return reply.callNotFound();
     const tpl = indexTemplate();
     if (!tpl) {
       return reply.code(503).type('text/plain; charset=utf-8').send('The web UI is not built: run `npm run build:web` (or set dist_dir).');
@@ -103,6 +104,12 @@ export function webRoutes(app: FastifyInstance, core: Core): void {
       .header('Cache-Control', 'no-cache')
       .send(renderIndex(tpl, core, inApp.startsWith('/@manage')));
   });
+}
+
+/** The app shell is for clients that take HTML: browsers ask for text/html, curl and fetch for any type. */
+function wantsHtml(req: FastifyRequest): boolean {
+  const accept = req.headers.accept;
+  return !!accept && /text\/html|\*\/\*/.test(accept);
 }
 
 function isServerPath(urlPath: string): boolean {

@@ -21,7 +21,8 @@ describe('web UI serving', () => {
   });
   afterAll(() => s.destroy());
 
-  const get = (url: string, headers: Record<string, string> = {}) => s.inject({ method: 'GET', url, headers });
+  const HTML = { accept: 'text/html,application/xhtml+xml,*/*;q=0.8' };
+  const get = (url: string, headers: Record<string, string> = HTML) => s.inject({ method: 'GET', url, headers });
 
   it.each(['/', '/@login', '/@manage', '/@manage/storages/edit/3', '/some/folder', '/some/file%20name.txt', '/movies/a.mp4?x=1'])(
     'answers %s with index.html (SPA fallback)',
@@ -48,6 +49,10 @@ describe('web UI serving', () => {
     const d = await get('/d/nothing-here.txt');
     expect(d.headers['content-type']).not.toContain('text/html');
     expect((await get('/api/public/settings')).json().code).toBe(200);
+    // clients that take no HTML get the plain 404 rather than the app shell
+    expect((await get('/some/folder', {})).statusCode).toBe(404);
+    expect((await get('/some/folder', { accept: 'application/json' })).statusCode).toBe(404);
+    expect((await get('/some/folder', { accept: '*/*' })).statusCode).toBe(200);
   });
 
   it('serves hashed assets gzipped with immutable caching and answers 304 to a matching ETag', async () => {
@@ -59,11 +64,11 @@ describe('web UI serving', () => {
     expect(plain.headers['cache-control']).toBe('public, max-age=31536000, immutable');
     expect(plain.headers['content-encoding']).toBeUndefined();
     expect(plain.rawPayload.equals(readFileSync(path.join(DIST, js)))).toBe(true);
-    const gz = await get(js, { 'accept-encoding': 'gzip, deflate, br' });
+    const gz = await get(js, { ...HTML, 'accept-encoding': 'gzip, deflate, br' });
     expect(gz.headers['content-encoding']).toBe('gzip');
     expect(gz.headers.vary).toBe('Accept-Encoding');
     expect(gunzipSync(gz.rawPayload).equals(plain.rawPayload)).toBe(true);
-    const again = await get(js, { 'if-none-match': String(plain.headers.etag) });
+    const again = await get(js, { ...HTML, 'if-none-match': String(plain.headers.etag) });
     expect(again.statusCode).toBe(304);
   });
 
@@ -95,7 +100,7 @@ describe('web UI base path and CDN', () => {
 
   it('writes the site_url path and the CDN into index.html', async () => {
     s = await startServer(backend, { config: { site_url: 'https://files.example.com/atrium/', cdn: 'https://cdn.example.com/ui/' } });
-    const res = await s.inject({ method: 'GET', url: '/a/b' });
+    const res = await s.inject({ method: 'GET', url: '/a/b', headers: { accept: 'text/html' } });
     expect(res.body).toContain('base_path: "/atrium"');
     expect(res.body).toContain('cdn: "https://cdn.example.com/ui"');
     expect(res.body).toContain('asset_base: "https://cdn.example.com/ui/"');
@@ -118,7 +123,7 @@ describe('web UI from dist_dir', () => {
     writeFileSync(path.join(dir, 'index.html'), '<html><head><title>Loading...</title></head><body>custom ui <script src="/assets/app.js"></script></body></html>');
     writeFileSync(path.join(dir, 'assets', 'app.js'), 'console.log(1)');
     s = await startServer(backend, { config: { dist_dir: dir, site_url: '/sub' } });
-    const res = await s.inject({ method: 'GET', url: '/x' });
+    const res = await s.inject({ method: 'GET', url: '/x', headers: { accept: 'text/html' } });
     expect(res.body).toContain('custom ui <script src="/sub/assets/app.js">');
     expect((await s.inject({ method: 'GET', url: '/assets/app.js' })).body).toBe('console.log(1)');
   });
