@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Debian packages the tests use, installed when missing (apt-get update first, once).
 set -euo pipefail
-PACKAGES=(ffmpeg openssh-client aria2 qbittorrent-nox transmission-daemon litmus rclone)
+PACKAGES=(ffmpeg openssh-client aria2 qbittorrent-nox transmission-daemon litmus rclone chromium)
 PACKAGES+=(sshpass openssh-server lftp curl)
 missing=()
 for p in "${PACKAGES[@]}"; do

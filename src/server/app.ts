@@ -21,6 +21,7 @@ import { sshKeyRoutes } from './routes/ssh-keys.js';
 import { taskRoutes } from './routes/tasks.js';
 import { instrumentRequests, metricsRoutes } from './routes/metrics.js';
 import { webdavRoutes } from '../protocols/webdav/server.js';
+import { webRoutes } from './web.js';
 
 /** Body limit for JSON and form bodies; uploads stream and are not bound by it. */
 export const JSON_BODY_LIMIT = 1024 * 1024;
@@ -89,6 +90,7 @@ export async function buildApp(core: Core, opts: AppOptions = {}): Promise<Fasti
   webdavRoutes(app, core);
   searchRoutes(app, core);
   metricsRoutes(app, core);
+  webRoutes(app, core);
 
   await core.cluster.start();
   // Storages mount in the background; requests that need them wait (a failing one keeps its

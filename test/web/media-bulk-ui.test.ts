@@ -1,0 +1,181 @@
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { BACKENDS } from '../helpers/backends.js';
+import { launchChromium, requireChromium, screenshot } from '../helpers/browser.js';
+import { hasProgram } from '../helpers/daemons.js';
+import { localStorage, makeTree } from '../helpers/files.js';
+import { listenLoopback } from '../helpers/http.js';
+import { startServer, type TestServer } from '../helpers/server.js';
+
+/** A WAV file of `seconds` of silence (16-bit mono, 8 kHz). */
+function wav(seconds: number): Buffer {
+  const data = Buffer.alloc(8000 * 2 * seconds);
+  const h = Buffer.alloc(44);
+  h.write('RIFF', 0);
+  h.writeUInt32LE(36 + data.length, 4);
+  h.write('WAVEfmt ', 8);
+  h.writeUInt32LE(16, 16);
+  h.writeUInt16LE(1, 20);
+  h.writeUInt16LE(1, 22);
+  h.writeUInt32LE(8000, 24);
+  h.writeUInt32LE(16000, 28);
+  h.writeUInt16LE(2, 32);
+  h.writeUInt16LE(16, 34);
+  h.write('data', 36);
+  h.writeUInt32LE(data.length, 40);
+  return Buffer.concat([h, data]);
+}
+
+const enabled = requireChromium('the media and bulk-operation browser tests');
+const hasFfmpeg = hasProgram('ffmpeg');
+if (!hasFfmpeg) {
+  if (process.env.CI) throw new Error('CI needs ffmpeg for the video preview test (.ci/packages.sh installs it)');
+  console.warn('\n*** SKIPPING the video preview test: ffmpeg is not installed ***\n');
+}
+
+describe.runIf(enabled)('media previews and bulk operations in the web UI', () => {
+  let s: TestServer;
+  let base: string;
+  let root: string;
+  let scratch: string;
+  let browser: Browser;
+  let ctx: BrowserContext;
+  let page: Page;
+  const row = (name: string) => page.locator(`[data-testid=row][data-name="${name}"]`);
+  const waitForDisk = async (p: string, exists = true) => {
+    for (let i = 0; i < 100 && existsSync(p) !== exists; i++) await new Promise((r) => setTimeout(r, 50));
+    expect(existsSync(p), p).toBe(exists);
+  };
+
+  beforeAll(async () => {
+    scratch = mkdtempSync(path.join(os.tmpdir(), 'atrium-media-'));
+    root = makeTree({
+      'media/sound.wav': wav(2),
+      'bulk/report-1.txt': 'one',
+      'bulk/report-2.txt': 'two',
+      'bulk/keep.txt': 'keep',
+      'copies/': '',
+      'drop/': '',
+      'documented/README.md': '# From the file\n\n<script>window.__pwned = 1</script>',
+      'documented/other.txt': 'o',
+    });
+    if (hasFfmpeg) {
+      execFileSync('ffmpeg', ['-hide_banner', '-loglevel', 'error', '-y', '-f', 'lavfi', '-i', 'testsrc=duration=2:size=160x120:rate=10', '-c:v', 'libvpx', '-b:v', '100k', path.join(root, 'media', 'clip.webm')]);
+    }
+    s = await startServer(BACKENDS[0]!);
+    const admin = await s.login();
+    const def = (await s.api('GET', '/api/admin/storage/list', { token: admin })).data.content[0];
+    expect((await s.api('POST', '/api/admin/storage/update', { token: admin, body: { ...def, ...localStorage('/', root) } })).code).toBe(200);
+    base = await listenLoopback(s.app);
+    browser = await launchChromium();
+    ctx = await browser.newContext({ viewport: { width: 1200, height: 800 } });
+    page = await ctx.newPage();
+    page.setDefaultTimeout(15_000);
+    await page.goto(`${base}/@login`);
+    await page.evaluate((t) => window.localStorage.setItem('token', t), admin);
+  });
+  afterAll(async () => {
+    await browser?.close();
+    await s?.destroy();
+    rmSync(root, { recursive: true, force: true });
+    rmSync(scratch, { recursive: true, force: true });
+  });
+
+  it('plays audio with the HTML5 player through the raw link', async () => {
+    await page.goto(`${base}/media/sound.wav`);
+    const audio = page.locator('[data-testid=preview-audio]');
+    await expect.poll(() => audio.evaluate((a: HTMLAudioElement) => a.readyState >= 1 && Math.round(a.duration))).toBe(2);
+  });
+
+  it.runIf(hasFfmpeg)('plays video with the HTML5 player, seeking with range requests', async () => {
+    const ranges: string[] = [];
+    page.on('request', (r) => r.url().includes('clip.webm') && r.headers().range && ranges.push(r.headers().range!));
+    await page.goto(`${base}/media/clip.webm`);
+    const video = page.locator('[data-testid=preview-video]');
+    await expect.poll(() => video.evaluate((v: HTMLVideoElement) => v.readyState >= 1 && v.videoWidth)).toBe(160);
+    expect(ranges.length).toBeGreaterThan(0);
+    await screenshot(page, '40-video');
+  });
+
+  it('batch-renames the selected files with a regular expression', async () => {
+    await page.goto(`${base}/bulk`);
+    await row('report-1.txt').locator('input[type=checkbox]').check();
+    await row('report-2.txt').locator('input[type=checkbox]').check();
+    await page.click('.actionbar button:has-text("Batch rename")');
+    await page.fill('.dialog input[name=find]', '^report-(\\d)');
+    await page.fill('.dialog input[name=replace]', 'summary-$1');
+    await expect.poll(() => page.locator('.dialog .rename-preview li').allTextContents()).toEqual(['report-1.txt → summary-1.txt', 'report-2.txt → summary-2.txt']);
+    await screenshot(page, '41-batch-rename');
+    await page.click('.dialog button[type=submit]');
+    await row('summary-2.txt').waitFor();
+    await waitForDisk(path.join(root, 'bulk', 'summary-1.txt'));
+    await waitForDisk(path.join(root, 'bulk', 'report-1.txt'), false);
+    expect(existsSync(path.join(root, 'bulk', 'keep.txt'))).toBe(true);
+  });
+
+  it('copies several selected files at once (Ctrl+A selects all)', async () => {
+    await page.locator('[data-testid=row]').first().waitFor();
+    await page.keyboard.press('Control+a');
+    await expect.poll(() => page.locator('[data-testid=selected-count]').textContent()).toBe('3 selected');
+    await page.click('.actionbar button:has-text("Copy")');
+    await page.click('.dialog button:has-text("..")');
+    await page.click('.dialog button:has-text("copies")');
+    await page.click('.dialog button:has-text("Choose this folder")');
+    for (const name of ['keep.txt', 'summary-1.txt', 'summary-2.txt']) await waitForDisk(path.join(root, 'copies', name));
+    expect(readFileSync(path.join(root, 'copies', 'summary-2.txt'), 'utf8')).toBe('two');
+    expect(existsSync(path.join(root, 'bulk', 'keep.txt'))).toBe(true);
+  });
+
+  it('uploads a dropped file', async () => {
+    await page.goto(`${base}/drop`);
+    await page.locator('.empty').waitFor();
+    await page.evaluate(() => {
+      const dt = new DataTransfer();
+      dt.items.add(new File(['dropped bytes'], 'dropped.txt', { type: 'text/plain' }));
+      const target = document.querySelector('.browser')!;
+      target.dispatchEvent(new DragEvent('dragover', { dataTransfer: dt, bubbles: true, cancelable: true }));
+      target.dispatchEvent(new DragEvent('drop', { dataTransfer: dt, bubbles: true, cancelable: true }));
+    });
+    await row('dropped.txt').waitFor();
+    expect(readFileSync(path.join(root, 'drop', 'dropped.txt'), 'utf8')).toBe('dropped bytes');
+  });
+
+  it('cancels an upload in flight: nothing lands under the real name', async () => {
+    const local = path.join(scratch, 'cancel-me.bin');
+    writeFileSync(local, Buffer.alloc(8 * 1024 * 1024, 7));
+    const cdp = await ctx.newCDPSession(page);
+    await cdp.send('Network.emulateNetworkConditions', { offline: false, latency: 0, downloadThroughput: -1, uploadThroughput: 512 * 1024 });
+    await page.locator('[data-testid=upload-input]').setInputFiles(local);
+    const item = page.locator('[data-testid=upload-item]', { hasText: 'cancel-me.bin' });
+    await expect.poll(() => item.locator('progress').evaluate((p: HTMLProgressElement) => p.value)).toBeGreaterThan(0);
+    await item.locator('button[aria-label=Cancel]').click();
+    await expect.poll(() => item.locator('.status').textContent()).toBe('Canceled');
+    await cdp.send('Network.emulateNetworkConditions', { offline: false, latency: 0, downloadThroughput: -1, uploadThroughput: -1 });
+    await page.waitForTimeout(500);
+    expect(existsSync(path.join(root, 'drop', 'cancel-me.bin'))).toBe(false);
+  });
+
+  it('renders a README.md of the folder below the list and hides it by the hide_files setting', async () => {
+    await page.goto(`${base}/documented`);
+    await row('other.txt').waitFor();
+    await expect.poll(() => page.locator('.readme h1').textContent()).toBe('From the file');
+    expect(await page.locator('[data-testid=row]').evaluateAll((rows) => rows.map((r) => r.getAttribute('data-name')))).toEqual(['other.txt']);
+    expect(await page.evaluate(() => (window as unknown as { __pwned?: number }).__pwned)).toBeUndefined();
+  });
+
+  it('adds an SSH key in the profile', async () => {
+    const key = 'ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIOMqqnkVzrm0SdG6UOoqKLsabgH5C9okWi0dh2l9GKJl laptop';
+    await page.goto(`${base}/@manage/profile`);
+    await page.fill('input[name=title]', 'laptop');
+    await page.fill('textarea[name=key]', key);
+    await page.click('button:has-text("Add")');
+    await expect.poll(() => page.locator('table.data').textContent()).toContain('SHA256:');
+    const admin = await s.login();
+    expect((await s.api('GET', '/api/me/sshkey/list', { token: admin })).data.content).toMatchObject([{ title: 'laptop' }]);
+    await screenshot(page, '42-profile');
+  });
+});

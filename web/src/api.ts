@@ -1,0 +1,142 @@
+// The wire API (README "HTTP API"): every /api answer is {code, message, data}.
+import { basePath } from './config';
+
+const TOKEN_KEY = 'token';
+
+export class ApiError extends Error {
+  constructor(
+    readonly code: number,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+export const token = {
+  get: () => localStorage.getItem(TOKEN_KEY) ?? '',
+  set: (v: string) => (v ? localStorage.setItem(TOKEN_KEY, v) : localStorage.removeItem(TOKEN_KEY)),
+};
+
+/** Called when the server says the session is over (code 401). */
+let onUnauthorized: () => void = () => {};
+export const setUnauthorizedHandler = (fn: () => void) => (onUnauthorized = fn);
+
+function headers(extra: Record<string, string> = {}): Record<string, string> {
+  const h: Record<string, string> = { ...extra };
+  const tk = token.get();
+  if (tk) h.Authorization = tk;
+  return h;
+}
+
+export async function api<T = unknown>(route: string, body?: unknown, method = body === undefined ? 'GET' : 'POST'): Promise<T> {
+  const res = await fetch(`${basePath}/api${route}`, {
+    method,
+    headers: headers(body === undefined ? {} : { 'Content-Type': 'application/json' }),
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  let env: { code: number; message: string; data: T };
+  try {
+    env = await res.json();
+  } catch {
+    throw new ApiError(res.status, `HTTP ${res.status}`);
+  }
+  if (env.code === 401 && token.get()) onUnauthorized();
+  if (env.code !== 200) throw new ApiError(env.code, env.message);
+  return env.data;
+}
+
+/** Percent-encodes each segment of a virtual path, keeping the slashes. */
+export const encodePath = (p: string) => p.split('/').map(encodeURIComponent).join('/');
+
+export const joinPath = (dir: string, name: string) => (dir === '/' ? `/${name}` : `${dir}/${name}`);
+export const parentOf = (p: string) => p.replace(/\/[^/]*$/, '') || '/';
+export const baseName = (p: string) => p.slice(p.lastIndexOf('/') + 1);
+
+/** The raw link of a file (/d with its sign), absolute, for downloads and "copy link". */
+export function rawLink(path: string, sign: string): string {
+  return `${location.origin}${basePath}/d${encodePath(path)}${sign ? `?sign=${encodeURIComponent(sign)}` : ''}`;
+}
+
+export interface Obj {
+  name: string;
+  size: number;
+  is_dir: boolean;
+  modified: string;
+  created?: string;
+  sign: string;
+  thumb: string;
+  type: number;
+}
+
+export interface ListResp {
+  content: Obj[] | null;
+  total: number;
+  readme: string;
+  header: string;
+  write: boolean;
+  provider: string;
+}
+
+export interface GetResp extends Obj {
+  raw_url: string;
+  readme: string;
+  header: string;
+  provider: string;
+  related: Obj[] | null;
+}
+
+export interface User {
+  id: number;
+  username: string;
+  base_path: string;
+  role: number;
+  disabled: boolean;
+  permission: number;
+  otp?: boolean;
+}
+
+export interface UploadHandle {
+  promise: Promise<unknown>;
+  abort(): void;
+}
+
+/** PUT /api/fs/put with progress (XHR: fetch has no upload progress). */
+export function uploadFile(
+  file: File,
+  target: string,
+  opts: { asTask: boolean; overwrite: boolean; password?: string },
+  onProgress: (loaded: number) => void,
+): UploadHandle {
+  const xhr = new XMLHttpRequest();
+  const promise = new Promise((resolve, reject) => {
+    xhr.open('PUT', `${basePath}/api/fs/put`);
+    for (const [k, v] of Object.entries(headers())) xhr.setRequestHeader(k, v);
+    xhr.setRequestHeader('File-Path', encodePath(target));
+    xhr.setRequestHeader('As-Task', String(opts.asTask));
+    xhr.setRequestHeader('Overwrite', String(opts.overwrite));
+    xhr.setRequestHeader('Last-Modified', String(file.lastModified));
+    if (opts.password) xhr.setRequestHeader('Password', opts.password);
+    xhr.setRequestHeader('Content-Type', file.type || 'application/octet-stream');
+    xhr.upload.onprogress = (e) => onProgress(e.loaded);
+    xhr.onload = () => {
+      try {
+        const env = JSON.parse(xhr.responseText) as { code: number; message: string; data: unknown };
+        if (env.code === 200) resolve(env.data);
+        else reject(new ApiError(env.code, env.message));
+      } catch {
+        reject(new ApiError(xhr.status, `HTTP ${xhr.status}`));
+      }
+    };
+    xhr.onerror = () => reject(new ApiError(0, 'network error'));
+    xhr.onabort = () => reject(new ApiError(-1, 'canceled'));
+    xhr.send(file);
+  });
+  return { promise, abort: () => xhr.abort() };
+}
+
+/** The password of login/hash: sha256hex(password + "-https://github.com/alist-org/alist"). */
+export async function hashPassword(password: string): Promise<string | undefined> {
+  if (!crypto.subtle) return undefined; // not a secure context: fall back to the plain login
+  const buf = await crypto.subtle.digest('SHA-256', new TextEncoder().encode(`${password}-https://github.com/alist-org/alist`));
+  return [...new Uint8Array(buf)].map((b) => b.toString(16).padStart(2, '0')).join('');
+}

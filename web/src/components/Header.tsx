@@ -1,0 +1,53 @@
+import Icon from './Icon';
+import { Show } from 'solid-js';
+import { t } from '../i18n';
+import { href, linkClick, navigate, path } from '../router';
+import { dark, isAdmin, logout, me, settings, toggleDark } from '../state';
+import { openSearch } from './Search';
+
+export default function Header() {
+  const logo = () => (settings().logo || '').split('\n')[0];
+  const searchOn = () => !!settings().search_index && settings().search_index !== 'none';
+  const inManage = () => path().startsWith('/@manage');
+  return (
+    <header class="top">
+      <a class="brand" href={href('/')} onClick={(e) => linkClick(e, '/')}>
+        <Show when={logo()}>
+          <img src={logo()} alt="" width="28" height="28" />
+        </Show>
+        <span>{settings().site_title || 'Atrium'}</span>
+      </a>
+      <span class="grow" />
+      <Show when={searchOn() && !inManage()}>
+        <button class="icon" aria-label={t('search')} title={`${t('search')} (/)`} data-testid="search-button" onClick={() => openSearch(path())}>
+          <Icon name="search" />
+        </button>
+      </Show>
+      <button class="icon" aria-label={t('theme.toggle')} title={t('theme.toggle')} onClick={toggleDark}>
+        <Icon name={dark() ? 'sun' : 'moon'} />
+      </button>
+      <Show when={me() && me()!.role !== 1}>
+        <a class="button" href={href(isAdmin() ? '/@manage' : '/@manage/profile')} onClick={(e) => linkClick(e, isAdmin() ? '/@manage' : '/@manage/profile')}>
+          {isAdmin() ? t('manage') : me()!.username}
+        </a>
+      </Show>
+      <Show
+        when={me() && me()!.role !== 1}
+        fallback={
+          <a class="button" href={href('/@login')} onClick={(e) => linkClick(e, '/@login')}>
+            {t('login')}
+          </a>
+        }
+      >
+        <button
+          onClick={async () => {
+            await logout();
+            navigate('/@login');
+          }}
+        >
+          {t('logout')}
+        </button>
+      </Show>
+    </header>
+  );
+}

@@ -1,0 +1,77 @@
+import { createSignal, onMount, Show } from 'solid-js';
+import { api, ApiError, hashPassword, token } from '../api';
+import { t } from '../i18n';
+import { navigate } from '../router';
+import { loadMe, settings } from '../state';
+
+const OTP_NEEDED = 402;
+
+export default function Login(props: { guestAllowed: boolean }) {
+  const [needOtp, setNeedOtp] = createSignal(false);
+  const [error, setError] = createSignal('');
+  const [busy, setBusy] = createSignal(false);
+  let user!: HTMLInputElement;
+  let pass!: HTMLInputElement;
+  let otp: HTMLInputElement | undefined;
+  onMount(() => user.focus());
+
+  const submit = async (e: Event) => {
+    e.preventDefault();
+    setBusy(true);
+    setError('');
+    try {
+      const hashed = await hashPassword(pass.value);
+      const body = { username: user.value, password: hashed ?? pass.value, otp_code: otp?.value ?? '' };
+      const res = await api<{ token: string }>(hashed ? '/auth/login/hash' : '/auth/login', body);
+      token.set(res.token);
+      await loadMe();
+      const back = new URLSearchParams(location.search).get('redirect');
+      navigate(back && back.startsWith('/') ? back : '/', true);
+    } catch (err) {
+      if (err instanceof ApiError && err.code === OTP_NEEDED) {
+        setNeedOtp(true);
+        queueMicrotask(() => otp?.focus());
+      } else setError(err instanceof Error ? err.message : String(err));
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  return (
+    <main class="login">
+      <form class="card narrow" onSubmit={submit}>
+        <h1>{t('login.title', { site: settings().site_title || 'Atrium' })}</h1>
+        <label>
+          {t('login.username')}
+          <input ref={user} name="username" autocomplete="username" required />
+        </label>
+        <label>
+          {t('login.password')}
+          <input ref={pass} name="password" type="password" autocomplete="current-password" />
+        </label>
+        <Show when={needOtp()}>
+          <label>
+            {t('login.otp')}
+            <input ref={otp} name="otp" inputmode="numeric" autocomplete="one-time-code" maxlength="6" />
+          </label>
+          <p class="muted">{t('login.otp_needed')}</p>
+        </Show>
+        <Show when={error()}>
+          <p class="error" role="alert">
+            {error()}
+          </p>
+        </Show>
+        <div class="actions">
+          <Show when={props.guestAllowed}>
+            <button type="button" onClick={() => navigate('/')}>
+              {t('login.guest')}
+            </button>
+          </Show>
+          <button type="submit" class="primary" disabled={busy()}>
+            {t('login.submit')}
+          </button>
+        </div>
+      </form>
+    </main>
+  );
+}

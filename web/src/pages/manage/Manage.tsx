@@ -1,0 +1,91 @@
+// The manage area: settings groups, storages, users, metas, tasks, offline downloads, index
+// (admins) and the profile (everyone logged in).
+import { For, Match, Show, Switch } from 'solid-js';
+import { href, linkClick, navigate } from '../../router';
+import Indexes from './Indexes';
+import Metas from './Metas';
+import Offline from './Offline';
+import Profile from './Profile';
+import Settings from './Settings';
+import { StorageEdit, StorageList } from './Storages';
+import Tasks from './Tasks';
+import Users from './Users';
+import { type MessageKey, t } from '../../i18n';
+
+const SETTING_GROUPS: Array<[string, number, MessageKey]> = [
+  ['site', 1, 'm.site'],
+  ['style', 2, 'm.style'],
+  ['preview', 3, 'm.preview'],
+  ['global', 4, 'm.global'],
+  ['offline', 5, 'm.offline_download'],
+  ['sso', 7, 'm.single_sign_on'],
+  ['ldap', 8, 'm.ldap'],
+  ['s3', 9, 'm.s3'],
+];
+
+export default function Manage(props: { path: string; admin: boolean }) {
+  const sub = () => props.path.replace(/^\/@manage\/?/, '');
+  if (sub() === '') navigate(props.admin ? '/@manage/settings/site' : '/@manage/profile', true);
+  const link = (to: string, label: string) => (
+    <a href={href(`/@manage/${to}`)} classList={{ active: sub() === to || sub().startsWith(`${to}/`) }} onClick={(e) => linkClick(e, `/@manage/${to}`)}>
+      {label}
+    </a>
+  );
+  const group = () => SETTING_GROUPS.find(([name]) => sub() === `settings/${name}`);
+  return (
+    <div class="manage">
+      <nav class="side" aria-label="manage">
+        <Show when={props.admin}>
+          <div class="group">{t('m.settings')}</div>
+          <For each={SETTING_GROUPS}>{([name, , label]) => link(`settings/${name}`, t(label))}</For>
+          <div class="group">{t('manage')}</div>
+          {link('storages', t('m.storages'))}
+          {link('users', t('m.users'))}
+          {link('metas', t('m.metas'))}
+          {link('indexes', t('m.index'))}
+          {link('offline', t('m.offline_download'))}
+        </Show>
+        <div class="group">{t('m.account')}</div>
+        {link('tasks', t('m.tasks'))}
+        {link('profile', t('m.profile'))}
+      </nav>
+      <section>
+        <Switch fallback={<p class="muted">{t('not_found')}</p>}>
+          <Match when={sub() === 'profile'}>
+            <Profile />
+          </Match>
+          <Match when={sub() === 'tasks'}>
+            <Tasks admin={props.admin} />
+          </Match>
+          <Match when={!props.admin}>
+            <p class="error">{t('m.only_administrators_can_open_this_page')}</p>
+          </Match>
+          <Match when={group()} keyed>
+            {(g) => <Settings group={g[1]} title={t(g[2])} />}
+          </Match>
+          <Match when={sub() === 'storages'}>
+            <StorageList />
+          </Match>
+          <Match when={sub() === 'storages/add'}>
+            <StorageEdit />
+          </Match>
+          <Match when={sub().match(/^storages\/edit\/(\d+)$/)} keyed>
+            {(m) => <StorageEdit id={Number(m[1])} />}
+          </Match>
+          <Match when={sub() === 'users'}>
+            <Users />
+          </Match>
+          <Match when={sub() === 'metas'}>
+            <Metas />
+          </Match>
+          <Match when={sub() === 'indexes'}>
+            <Indexes />
+          </Match>
+          <Match when={sub() === 'offline'}>
+            <Offline />
+          </Match>
+        </Switch>
+      </section>
+    </div>
+  );
+}

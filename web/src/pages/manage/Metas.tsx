@@ -1,0 +1,79 @@
+import { createResource } from 'solid-js';
+import { act } from '../../actions';
+import { api } from '../../api';
+import { confirmAction } from '../../components/Dialog';
+import { t } from '../../i18n';
+import { recordDialog } from './recordDialog';
+import { DataTable, PageHead } from './Table';
+
+interface Meta {
+  id: number;
+  path: string;
+  password: string;
+  p_sub: boolean;
+  write: boolean;
+  w_sub: boolean;
+  hide: string;
+  h_sub: boolean;
+  readme: string;
+  r_sub: boolean;
+  header: string;
+  header_sub: boolean;
+}
+
+const FIELDS = [
+  { name: 'path', type: 'string', required: true },
+  { name: 'password', type: 'string' },
+  { name: 'p_sub', type: 'bool', label: t('m.password_applies_to_sub_folders') },
+  { name: 'write', type: 'bool', label: t('m.allow_uploads_and_new_folders') },
+  { name: 'w_sub', type: 'bool', label: t('m.write_applies_to_sub_folders') },
+  { name: 'hide', type: 'text', help: t('m.one_regular_expression_per_line_matched_') },
+  { name: 'h_sub', type: 'bool', label: t('m.hide_applies_to_sub_folders') },
+  { name: 'readme', type: 'text', help: t('m.markdown_shown_below_the_listing') },
+  { name: 'r_sub', type: 'bool', label: t('m.readme_applies_to_sub_folders') },
+  { name: 'header', type: 'text', help: t('m.markdown_shown_above_the_listing') },
+  { name: 'header_sub', type: 'bool', label: t('m.header_applies_to_sub_folders') },
+];
+const BOOLS = new Set(FIELDS.filter((f) => f.type === 'bool').map((f) => f.name));
+
+export default function Metas() {
+  const [list, { refetch }] = createResource(() => api<{ content: Meta[] | null }>('/admin/meta/list?page=1&per_page=1000'));
+  const call = async (route: string, body: unknown = {}) => {
+    await act(() => api(route, body), refetch);
+  };
+  const edit = async (m?: Meta) => {
+    const initial = Object.fromEntries(FIELDS.map((f) => [f.name, String((m as unknown as Record<string, unknown>)?.[f.name] ?? (BOOLS.has(f.name) ? 'false' : f.name === 'path' ? '/' : ''))]));
+    const v = await recordDialog(m ? `${t('edit')} ${m.path}` : `${t('add')} meta`, FIELDS, initial);
+    if (!v) return;
+    const body: Record<string, unknown> = { ...(m ?? {}) };
+    for (const f of FIELDS) body[f.name] = BOOLS.has(f.name) ? v[f.name] === 'true' : v[f.name];
+    await call(m ? '/admin/meta/update' : '/admin/meta/create', body);
+  };
+  return (
+    <div>
+      <PageHead title={t('m.metas')}>
+        <button class="primary" onClick={() => edit()}>
+          {t('add')}
+        </button>
+      </PageHead>
+      <DataTable columns={[t('m.path'), t('login.password'), t('m.write'), t('m.hide'), '']} rows={list()?.content ?? []}>
+        {(m) => (
+          <tr>
+            <td>{m.path}</td>
+            <td>{m.password ? '••••' : ''}</td>
+            <td>{m.write ? '✓' : ''}</td>
+            <td>{m.hide.split('\n').filter(Boolean).length || ''}</td>
+            <td class="actions-cell">
+              <button class="small" onClick={() => edit(m)}>
+                {t('edit')}
+              </button>
+              <button class="small danger" onClick={async () => (await confirmAction(t('delete'), `${t('delete')} ${m.path}?`)) && call(`/admin/meta/delete?id=${m.id}`)}>
+                {t('delete')}
+              </button>
+            </td>
+          </tr>
+        )}
+      </DataTable>
+    </div>
+  );
+}

@@ -1,0 +1,109 @@
+import { createResource, Index } from 'solid-js';
+import { act } from '../../actions';
+import { api, type User } from '../../api';
+import { confirmAction } from '../../components/Dialog';
+import { type MessageKey, t } from '../../i18n';
+import { bool, recordDialog } from './recordDialog';
+import { DataTable, PageHead } from './Table';
+
+/** Labels of the permission bits, bit 0 first. */
+export const PERMISSIONS: MessageKey[] = [
+  'm.perm_see_hidden_files',
+  'm.perm_access_without_password',
+  'm.perm_add_offline_download',
+  'm.perm_write_mkdir_upload',
+  'm.perm_rename',
+  'm.perm_move',
+  'm.perm_copy',
+  'm.perm_remove',
+  'm.perm_webdav_read',
+  'm.perm_webdav_manage',
+  'm.perm_ftp_sftp_read',
+  'm.perm_ftp_sftp_write',
+  'm.perm_read_archives',
+  'm.perm_decompress',
+  'm.perm_share',
+  'm.perm_custom_share_id',
+];
+const ROLES: MessageKey[] = ['m.role_general', 'm.role_guest', 'm.role_admin'];
+
+export default function Users() {
+  const [list, { refetch }] = createResource(() => api<{ content: User[] | null }>('/admin/user/list?page=1&per_page=1000'));
+  const call = async (route: string, body: unknown = {}) => {
+    await act(() => api(route, body), refetch);
+  };
+  const edit = async (u?: User) => {
+    const fields = [
+      { name: 'username', type: 'string', required: true },
+      { name: 'password', type: 'string', help: u ? t('m.leave_empty_to_keep_the_password') : undefined, required: !u },
+      { name: 'base_path', type: 'string' },
+      { name: 'disabled', type: 'bool' },
+    ];
+    const v = await recordDialog(u ? `${t('edit')} ${u.username}` : `${t('add')} user`, fields, {
+      username: u?.username ?? '',
+      password: '',
+      base_path: u?.base_path ?? '/',
+      disabled: String(u?.disabled ?? false),
+      permission: String(u?.permission ?? 0),
+    }, (values, set) => (
+      <fieldset class="perms">
+        <legend>{t('m.permissions')}</legend>
+        <div class="form-grid">
+          <Index each={PERMISSIONS}>
+            {(name, bit) => (
+              <label>
+                <input
+                  type="checkbox"
+                  checked={((Number(values.permission) >> bit) & 1) === 1}
+                  onChange={(e) => set('permission', String(e.currentTarget.checked ? Number(values.permission) | (1 << bit) : Number(values.permission) & ~(1 << bit)))}
+                />{' '}
+                {t(name())}
+              </label>
+            )}
+          </Index>
+        </div>
+      </fieldset>
+    ));
+    if (!v) return;
+    const body = { ...(u ?? {}), username: v.username, password: v.password, base_path: v.base_path, disabled: bool(v.disabled), permission: Number(v.permission), role: u?.role ?? 0 };
+    await call(u ? '/admin/user/update' : '/admin/user/create', body);
+  };
+  return (
+    <div>
+      <PageHead title={t('m.users')}>
+        <button class="primary" onClick={() => edit()}>
+          {t('add')}
+        </button>
+      </PageHead>
+      <DataTable columns={[t('login.username'), t('m.base_path'), t('m.role'), t('m.status'), '']} rows={list()?.content ?? []}>
+        {(u) => (
+          <tr>
+            <td>{u.username}</td>
+            <td>{u.base_path}</td>
+            <td>{ROLES[u.role] ? t(ROLES[u.role]!) : u.role}</td>
+            <td>
+              <span class="badge" classList={{ ok: !u.disabled, bad: u.disabled }}>
+                {u.disabled ? t('m.disabled') : t('m.enabled')}
+              </span>
+            </td>
+            <td class="actions-cell">
+              <button class="small" onClick={() => edit(u)}>
+                {t('edit')}
+              </button>
+              <button class="small" onClick={() => call(`/admin/user/cancel_2fa?id=${u.id}`)}>
+                {t('m.cancel_2fa')}
+              </button>
+              <button
+                class="small danger"
+                disabled={u.role !== 0}
+                onClick={async () => (await confirmAction(t('delete'), `${t('delete')} ${u.username}?`)) && call(`/admin/user/delete?id=${u.id}`)}
+              >
+                {t('delete')}
+              </button>
+            </td>
+          </tr>
+        )}
+      </DataTable>
+    </div>
+  );
+}
