@@ -23,6 +23,7 @@ import { FileTypes, NameMapping } from './fs/objects.js';
 import { Signer } from './fs/sign.js';
 import { Storages } from './fs/storages.js';
 import { FsWriter } from './fs/write.js';
+import { DriverFs } from './fs/driver-fs.js';
 import { type OfflineOptions, OfflineDownloads } from './offline/service.js';
 import { createOfflineTools } from './offline/tools.js';
 import { TaskManager, type TaskManagerOptions } from './tasks/manager.js';
@@ -93,6 +94,7 @@ export function openCore(loaded: LoadedConfig, opts: OpenOptions = {}): Core {
   const metas = new Metas(repos.metas);
   const tasks = new TaskManager(repos.tasks, config.tasks, log, opts.tasks);
   const writer = new FsWriter(fs, tasks);
+  storages.vfs = new DriverFs(fs, writer);
   const offline = new OfflineDownloads(tasks, fs, writer, settings, createOfflineTools(opts.offline), config.temp_dir, log, opts.offline);
   return {
     dataDir,

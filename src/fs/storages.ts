@@ -2,6 +2,7 @@ import path from 'node:path';
 import type { StoragesRepo, StorageRow } from '../db/storages.js';
 import { driverFactory } from '../drivers/registry.js';
 import type { Driver, DriverFactory } from '../drivers/types.js';
+import type { VirtualFs } from '../drivers/vfs.js';
 import { BadRequest, NotFound, ServerError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import { cleanPath, isSubPath } from '../util/paths.js';
@@ -35,6 +36,8 @@ export class Storages {
   private loading: Promise<void> = Promise.resolve();
   /** Called with a storage id whenever a storage is (re)mounted or removed. */
   onChange: (id: number) => void = () => {};
+  /** The virtual tree for overlay drivers (Alias, Crypt); set once the fs layer exists. */
+  vfs?: VirtualFs;
 
   constructor(
     private readonly repo: StoragesRepo,
@@ -74,7 +77,7 @@ export class Storages {
         } catch (err) {
           throw new Error(`invalid addition JSON: ${(err as Error).message}`);
         }
-        const driver = factory.create(addition, { mountPath: row.mount_path, tempDir: this.tempDir, fileType: this.fileType });
+        const driver = factory.create(addition, { mountPath: row.mount_path, tempDir: this.tempDir, fileType: this.fileType, vfs: this.vfs });
         await driver.init();
         m.driver = driver;
         const after = JSON.stringify(driver.addition());
