@@ -1,5 +1,6 @@
 import { localDriver } from './local/index.js';
 import { aliasDriver } from './alias/index.js';
+import { cryptDriver } from './crypt/index.js';
 import type { DriverFactory } from './types.js';
 
 /** Every driver this server knows, by its wire name (the storage's `driver` field). */
@@ -12,6 +13,7 @@ export function registerDriver(factory: DriverFactory): void {
 
 registerDriver(localDriver);
 registerDriver(aliasDriver);
+registerDriver(cryptDriver);
 
 export function driverFactory(name: string): DriverFactory | undefined {
   return DRIVERS.get(name);
