@@ -1,11 +1,26 @@
-import { existsSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { parseAliasPaths } from '../../src/drivers/alias/index.js';
 import { BACKENDS } from '../helpers/backends.js';
 import { localStorage, makeTree } from '../helpers/files.js';
 import { startServer, type TestServer } from '../helpers/server.js';
+import { driverConformance } from './conformance.js';
 import { download, mount, names, storageRow } from './mount.js';
+import { readHostFile, writeTree } from './peer-files.js';
+import { afterNextServerStart } from './server-hook.js';
+
+// The suite's own server gets the storages the alias points at (see server-hook.ts).
+vi.mock('../helpers/server.js', async (importOriginal) => {
+  const mod = await importOriginal<typeof import('../helpers/server.js')>();
+  const { runAfterStart: after } = await import('./server-hook.js');
+  return { ...mod, startServer: async (...args: Parameters<typeof mod.startServer>) => {
+    const s = await mod.startServer(...args);
+    await after(s);
+    return s;
+  } };
+});
 
 describe('Alias paths text', () => {
   it('names entries by base name or name: prefix and merges same names in order', () => {
@@ -118,4 +133,26 @@ describe('Alias driver', () => {
     ]);
     expect(info.data.config).toMatchObject({ name: 'Alias', local_sort: true, no_cache: true });
   });
+});
+
+// Two Local folders merged under one name (so shown flat at the mount); writes go to the first
+// target holding the parent folder, reads to the first holding the object.
+driverConformance('Alias (two merged Local folders)', async () => {
+  const base = mkdtempSync(path.join(os.tmpdir(), 'atrium-conf-alias-'));
+  const first = path.join(base, 'first');
+  mkdirSync(first);
+  const second = makeTree({ 'only-in-second.txt': 'second' }, path.join(base, 'second'));
+  afterNextServerStart(async (s) => {
+    const token = await s.login();
+    for (const [mp, root] of [['/target1', first], ['/target2', second]] as const) {
+      const r = await s.api('POST', '/api/admin/storage/create', { token, body: localStorage(mp, root) });
+      expect(r.code, r.message).toBe(200);
+    }
+  });
+  return {
+    storage: { driver: 'Alias', addition: { paths: 'd:/target1\nd:/target2', protect_same_name: false } },
+    seed: async (tree) => writeTree(first, tree),
+    peerRead: async (rel) => readHostFile(first, rel) ?? readHostFile(second, rel),
+    teardown: async () => rmSync(base, { recursive: true, force: true }),
+  };
 });

@@ -5,7 +5,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { Readable } from 'node:stream';
 import { promisify } from 'node:util';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { decryptedSize, encryptedSize } from '../../src/drivers/crypt/content.js';
 import { Eme } from '../../src/drivers/crypt/eme.js';
 import { NameCipher } from '../../src/drivers/crypt/names.js';
@@ -13,7 +13,24 @@ import { BACKENDS } from '../helpers/backends.js';
 import { hasProgram } from '../helpers/daemons.js';
 import { localStorage } from '../helpers/files.js';
 import { startServer, type TestServer } from '../helpers/server.js';
+import { driverConformance } from './conformance.js';
 import { download, mount, names } from './mount.js';
+import { writeTree } from './peer-files.js';
+import { afterNextServerStart } from './server-hook.js';
+
+// The suite's own server gets the Local storage the crypt storage writes into (see server-hook.ts).
+vi.mock('../helpers/server.js', async (importOriginal) => {
+  const mod = await importOriginal<typeof import('../helpers/server.js')>();
+  const { runAfterStart } = await import('./server-hook.js');
+  return {
+    ...mod,
+    startServer: async (...args: Parameters<typeof mod.startServer>) => {
+      const s = await mod.startServer(...args);
+      await runAfterStart(s);
+      return s;
+    },
+  };
+});
 
 const run = promisify(execFile);
 const HAS_RCLONE = hasProgram('rclone');
@@ -232,3 +249,44 @@ describe.skipIf(!HAS_RCLONE)('Crypt driver against rclone crypt', () => {
     expect(r.body.length).toBeLessThan(BIG.length);
   });
 });
+
+// The suite through a Crypt storage; its peer is rclone itself: seeds are encrypted by
+// `rclone copy` and every byte the suite checks "on the peer" is decrypted by `rclone cat`.
+driverConformance(
+  'Crypt (checked with rclone)',
+  async () => {
+    const base = mkdtempSync(path.join(os.tmpdir(), 'atrium-conf-crypt-'));
+    const enc = path.join(base, 'enc');
+    mkdirSync(enc);
+    const env = {
+      ...process.env,
+      RCLONE_CONFIG_C_TYPE: 'crypt',
+      RCLONE_CONFIG_C_REMOTE: enc,
+      RCLONE_CONFIG_C_PASSWORD: (await run('rclone', ['obscure', 'conformance pw'])).stdout.trim(),
+      RCLONE_CONFIG_C_FILENAME_ENCRYPTION: 'standard',
+      RCLONE_CONFIG_C_DIRECTORY_NAME_ENCRYPTION: 'true',
+      RCLONE_CONFIG_C_FILENAME_ENCODING: 'base64',
+    };
+    const rclone = (...args: string[]) => run('rclone', ['--config', '/dev/null', ...args], { env, encoding: 'buffer', maxBuffer: 64 << 20 });
+    afterNextServerStart(async (s) => {
+      const token = await s.login();
+      const r = await s.api('POST', '/api/admin/storage/create', { token, body: localStorage('/vault', enc) });
+      expect(r.code, r.message).toBe(200);
+    });
+    let seeds = 0;
+    return {
+      storage: {
+        driver: 'Crypt',
+        addition: { remote_path: '/vault', password: 'conformance pw', filename_encryption: 'standard', directory_name_encryption: 'true', filename_encoding: 'base64' },
+      },
+      seed: async (tree) => {
+        const plain = path.join(base, `plain${seeds++}`);
+        writeTree(plain, tree);
+        await rclone('copy', plain, 'C:');
+      },
+      peerRead: async (rel) => rclone('cat', `C:${rel}`).then((r) => r.stdout as Buffer, () => undefined),
+      teardown: async () => rmSync(base, { recursive: true, force: true }),
+    };
+  },
+  HAS_RCLONE ? undefined : 'rclone is not installed',
+);

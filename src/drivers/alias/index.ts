@@ -92,6 +92,7 @@ export class AliasDriver implements Driver {
 
   /** The virtual paths an alias path stands for, in order; undefined for the alias root (not flat). */
   private candidates(p: string): string[] | undefined {
+    if (p.split('/').some((s) => s === '.' || s === '..')) throw new ObjectNotFound();
     if (this.flat) return [...this.targets.values()][0]!.map((t) => join(t, p));
     const segments = p.split('/').filter(Boolean);
     if (segments.length === 0) return undefined;

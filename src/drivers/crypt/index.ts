@@ -104,11 +104,14 @@ export class CryptDriver implements Driver {
   }
 
   private remoteDir(p: string): string {
-    const segments = p.split('/').filter(Boolean).map((s) => this.encDir(s));
+    const segments = p.split('/').filter(Boolean);
+    if (segments.some((s) => s === '.' || s === '..')) throw new ObjectNotFound();
+    segments.forEach((s, i) => (segments[i] = this.encDir(s)));
     return cleanPath(path.posix.join(this.remoteRoot, ...segments));
   }
 
   private remoteFile(p: string): string {
+    if (path.posix.basename(p) === '..' || path.posix.basename(p) === '.') throw new ObjectNotFound();
     return cleanPath(path.posix.join(this.remoteDir(path.posix.dirname(p)), this.cipher.encryptFileName(path.posix.basename(p))));
   }
 
