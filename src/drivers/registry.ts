@@ -1,6 +1,7 @@
 import { localDriver } from './local/index.js';
 import { aliasDriver } from './alias/index.js';
 import { cryptDriver } from './crypt/index.js';
+import { alistV3Driver } from './alist-v3/index.js';
 import type { DriverFactory } from './types.js';
 
 /** Every driver this server knows, by its wire name (the storage's `driver` field). */
@@ -14,6 +15,7 @@ export function registerDriver(factory: DriverFactory): void {
 registerDriver(localDriver);
 registerDriver(aliasDriver);
 registerDriver(cryptDriver);
+registerDriver(alistV3Driver);
 
 export function driverFactory(name: string): DriverFactory | undefined {
   return DRIVERS.get(name);

@@ -31,8 +31,13 @@ export async function names(s: TestServer, token: string, dir: string): Promise<
   return (r.data.content ?? []).map((o: { name: string }) => o.name);
 }
 
-/** The bytes of a file through /d (the server proxies or redirects; fetch follows). */
+/** The bytes of a file through /d (proxied, or redirected to a URL that is then fetched). */
 export async function download(s: TestServer, filePath: string, range?: string): Promise<{ status: number; body: Buffer }> {
-  const res = await s.inject({ method: 'GET', url: `/d${filePath.split('/').map(encodeURIComponent).join('/')}?sign=${s.core.signer.sign(filePath)}`, headers: range ? { range } : {} });
+  const headers: Record<string, string> = range ? { range } : {};
+  const res = await s.inject({ method: 'GET', url: `/d${filePath.split('/').map(encodeURIComponent).join('/')}?sign=${s.core.signer.sign(filePath)}`, headers });
+  if (res.statusCode === 302) {
+    const r = await fetch(String(res.headers.location), { headers });
+    return { status: r.status, body: Buffer.from(await r.arrayBuffer()) };
+  }
   return { status: res.statusCode, body: res.rawPayload };
 }
