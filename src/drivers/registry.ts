@@ -2,6 +2,7 @@ import { localDriver } from './local/index.js';
 import { aliasDriver } from './alias/index.js';
 import { cryptDriver } from './crypt/index.js';
 import { alistV3Driver } from './alist-v3/index.js';
+import { urlTreeDriver } from './url-tree/index.js';
 import type { DriverFactory } from './types.js';
 
 /** Every driver this server knows, by its wire name (the storage's `driver` field). */
@@ -16,6 +17,7 @@ registerDriver(localDriver);
 registerDriver(aliasDriver);
 registerDriver(cryptDriver);
 registerDriver(alistV3Driver);
+registerDriver(urlTreeDriver);
 
 export function driverFactory(name: string): DriverFactory | undefined {
   return DRIVERS.get(name);
