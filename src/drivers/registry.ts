@@ -3,6 +3,7 @@ import { aliasDriver } from './alias/index.js';
 import { cryptDriver } from './crypt/index.js';
 import { alistV3Driver } from './alist-v3/index.js';
 import { urlTreeDriver } from './url-tree/index.js';
+import { virtualDriver } from './virtual/index.js';
 import type { DriverFactory } from './types.js';
 
 /** Every driver this server knows, by its wire name (the storage's `driver` field). */
@@ -18,6 +19,7 @@ registerDriver(aliasDriver);
 registerDriver(cryptDriver);
 registerDriver(alistV3Driver);
 registerDriver(urlTreeDriver);
+registerDriver(virtualDriver);
 
 export function driverFactory(name: string): DriverFactory | undefined {
   return DRIVERS.get(name);
