@@ -1,6 +1,6 @@
 import { randomBytes, scrypt } from 'node:crypto';
 import { Readable, Transform, type TransformCallback } from 'node:stream';
-import { xsalsa20poly1305 } from '@noble/ciphers/salsa.js';
+import sodium from 'libsodium-wrappers';
 
 // rclone crypt's file format: "RCLONE\0\0" + a random 24-byte nonce, then the content in
 // 64 KiB blocks, each sealed with NaCl secretbox (XSalsa20-Poly1305, 16-byte tag first) under
@@ -22,8 +22,10 @@ export interface CryptKeys {
 }
 
 /** scrypt(N=16384, r=8, p=1) of the password into the data key, name key and name tweak. */
-export function deriveKeys(password: string, salt: string): Promise<CryptKeys> {
+export async function deriveKeys(password: string, salt: string): Promise<CryptKeys> {
   if (password === '') throw new Error('password is required');
+  // libsodium (WebAssembly) seals the blocks: about three times the speed of pure-JS secretbox.
+  await sodium.ready;
   const saltBytes = salt === '' ? DEFAULT_SALT : Buffer.from(salt, 'utf8');
   return new Promise((resolve, reject) =>
     scrypt(password, saltBytes, 80, { N: 16384, r: 8, p: 1, maxmem: 64 * 1024 * 1024 }, (err, key) => {
@@ -77,7 +79,7 @@ export class EncryptStream extends Transform {
   }
 
   private seal(data: Buffer): void {
-    const sealed = xsalsa20poly1305(this.key, blockNonce(this.nonce, this.block++)).encrypt(data);
+    const sealed = sodium.crypto_secretbox_easy(data, blockNonce(this.nonce, this.block++), this.key);
     this.push(Buffer.from(sealed.buffer, sealed.byteOffset, sealed.byteLength));
   }
 
@@ -132,7 +134,7 @@ export function decryptBlocks(source: Readable, key: Uint8Array, nonce: Uint8Arr
     const open = (sealed: Buffer): Buffer => {
       let plain: Uint8Array;
       try {
-        plain = xsalsa20poly1305(key, blockNonce(nonce, block++)).decrypt(sealed);
+        plain = sodium.crypto_secretbox_open_easy(sealed, blockNonce(nonce, block++), key);
       } catch {
         throw new Error('failed to authenticate decrypted block - bad password?');
       }
