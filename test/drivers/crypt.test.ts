@@ -236,6 +236,26 @@ describe.skipIf(!HAS_RCLONE)('Crypt driver against rclone crypt', () => {
     });
   });
 
+  it('serves pre-generated thumbnails from .thumbnails and hides that folder', async () => {
+    const enc = path.join(work, 'thumbs');
+    mkdirSync(enc);
+    expect((await s.api('POST', '/api/admin/storage/create', { token: admin, body: localStorage('/thumbenc', enc) })).code).toBe(200);
+    await mount(s, admin, '/thumbs', 'Crypt', { filename_encryption: 'standard', directory_name_encryption: 'true', remote_path: '/thumbenc', password: 'pw', thumbnail: true });
+    const webp = randomBytes(500);
+    for (const [p, body] of [['/thumbs/pic.jpg', randomBytes(100)], ['/thumbs/.thumbnails/pic.jpg.webp', webp]] as const) {
+      const r = await s.inject({ method: 'PUT', url: '/api/fs/put', payload: body, headers: { authorization: admin, 'file-path': encodeURIComponent(p), 'content-type': 'application/octet-stream' } });
+      expect(r.json().code).toBe(200);
+    }
+    const listed = await s.api('POST', '/api/fs/list', { token: admin, body: { path: '/thumbs', refresh: true } });
+    expect(listed.data.content.map((o: any) => o.name)).toEqual(['pic.jpg']);
+    const thumb = new URL(listed.data.content[0].thumb, 'http://x');
+    expect(thumb.pathname).toBe('/d/thumbs/pic.jpg');
+    const res = await s.inject({ method: 'GET', url: `${thumb.pathname}${thumb.search}` });
+    expect(res.statusCode).toBe(200);
+    expect(res.headers['content-type']).toBe('image/webp');
+    expect(res.rawPayload.equals(webp)).toBe(true);
+  });
+
   it('stores the passwords obscured and refuses a wrong password byte by byte', async () => {
     const list = await s.api('GET', '/api/admin/storage/list', { token: admin });
     const crypt = list.data.content.find((r: any) => r.mount_path === '/sec0');
