@@ -20,13 +20,14 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { readBench } from './read.js';
 import { writeBench } from './write.js';
+import { cryptBench } from './crypt.js';
 import { cleanupAll, installCleanup, interruption, wasInterrupted } from './lib/proc.js';
 import { markdownTable, renderDetail, SUMMARY_COLUMNS, summaryRows, writeResult } from './lib/report.js';
 import { buildAtrium } from './lib/servers.js';
 import type { AreaResult, BenchContext, BenchModule } from './lib/types.js';
 
 /** Every area, in run order. Add a module here to add an area. */
-const MODULES: BenchModule[] = [readBench, writeBench];
+const MODULES: BenchModule[] = [readBench, writeBench, cryptBench];
 
 const benchDir = path.dirname(fileURLToPath(import.meta.url));
 const repoRoot = path.resolve(benchDir, '..');
