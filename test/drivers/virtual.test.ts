@@ -86,4 +86,24 @@ describe('Virtual driver', () => {
     ]);
     expect(info.data.config).toMatchObject({ name: 'Virtual', local_sort: true, only_local: true, need_ms: true });
   });
+
+  it('the driver endpoints show the other drivers of this area with their items', async () => {
+    const namesList = (await s.api('GET', '/api/admin/driver/names', { token: admin })).data as string[];
+    for (const n of ['Alias', 'Crypt', 'AList V3', 'UrlTree', 'Virtual']) expect(namesList).toContain(n);
+    const all = (await s.api('GET', '/api/admin/driver/list', { token: admin })).data;
+    const crypt = all.Crypt;
+    expect(crypt.additional.map((i: any) => [i.name, i.type, i.default, i.options])).toEqual([
+      ['filename_encryption', 'select', 'off', 'off,standard,obfuscate'],
+      ['directory_name_encryption', 'select', 'false', 'false,true'],
+      ['remote_path', 'string', '', ''],
+      ['password', 'string', '', ''],
+      ['salt', 'string', '', ''],
+      ['encrypted_suffix', 'string', '.bin', ''],
+      ['filename_encoding', 'select', 'base64', 'base64,base32,base32768'],
+      ['thumbnail', 'bool', 'false', ''],
+      ['show_hidden', 'bool', 'true', ''],
+    ]);
+    expect(crypt.config).toMatchObject({ name: 'Crypt', local_sort: true, only_proxy: true, no_cache: true, default_root: '/' });
+    expect(all['AList V3'].config).toMatchObject({ local_sort: true, default_root: '/' });
+  });
 });
