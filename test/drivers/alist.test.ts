@@ -125,6 +125,14 @@ describe('AList V3 driver', () => {
     expect((await download(s, '/bytoken/a.txt')).body.toString()).toBe('alpha');
   }, 60_000);
 
+  it('passes /api/fs/other on to the peer, with the peer\'s answer', async () => {
+    const r = await post('/api/fs/other', { path: '/bytoken/a.txt', method: 'video_preview', data: {} });
+    expect(r.code).toBe(500);
+    expect(r.message).toMatch(/not implement$/);
+    const missing = await post('/api/fs/other', { path: '/bytoken/nope.txt', method: 'x' });
+    expect(missing.message).toMatch(/object not found/);
+  });
+
   it('is listed by the driver endpoints with its items', async () => {
     const info = await s.api('GET', '/api/admin/driver/info?driver=AList%20V3', { token: admin });
     expect(info.data.additional.map((i: any) => i.name)).toEqual(['root_folder_path', 'url', 'meta_password', 'username', 'password', 'token']);

@@ -146,6 +146,11 @@ export class AlistV3Driver implements Driver {
     return { url };
   }
 
+  /** `/api/fs/other` of the peer (driver-defined methods of the storage behind the path). */
+  async other(p: string, method: string, data: unknown): Promise<unknown> {
+    return this.call('/api/fs/other', { path: this.remote(p), password: this.metaPassword, method, data });
+  }
+
   async makeDir(parent: string, name: string): Promise<void> {
     await this.call('/api/fs/mkdir', { path: this.remote(path.posix.join(parent, name)) });
   }
