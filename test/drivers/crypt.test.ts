@@ -1,6 +1,6 @@
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { Readable } from 'node:stream';
@@ -11,6 +11,7 @@ import { Eme } from '../../src/drivers/crypt/eme.js';
 import { NameCipher } from '../../src/drivers/crypt/names.js';
 import { BACKENDS } from '../helpers/backends.js';
 import { hasProgram } from '../helpers/daemons.js';
+import { startFileServer } from '../helpers/file-server.js';
 import { localStorage } from '../helpers/files.js';
 import { startServer, type TestServer } from '../helpers/server.js';
 import { driverConformance } from './conformance.js';
@@ -234,6 +235,24 @@ describe.skipIf(!HAS_RCLONE)('Crypt driver against rclone crypt', () => {
       const missing = await post('/api/fs/get', { path: `${sec}/nope.txt` });
       expect(missing.message).toMatch(/object not found/);
     });
+  });
+
+  it('over a remote of URLs, a range fetches the header and only the blocks it covers', async () => {
+    const encFile = path.join(work, 'enc3', 'big.bin.bin');
+    const files = await startFileServer({ files: { '/big.bin.bin': { file: encFile } } });
+    try {
+      const size = statSync(encFile).size;
+      await mount(s, admin, '/urltree', 'UrlTree', { url_structure: `big.bin.bin:${size}:${files.base}/big.bin.bin` });
+      await mount(s, admin, '/overurl', 'Crypt', { ...MODES[3]!.addition, remote_path: '/urltree', password: 'correct horse' });
+      expect(await names(s, admin, '/overurl')).toEqual(['big.bin']);
+      const r = await download(s, '/overurl/big.bin', 'bytes=140000-140010');
+      expect(r.status).toBe(206);
+      expect(r.body.equals(BIG.subarray(140000, 140011))).toBe(true);
+      const block = 65536 + 16;
+      expect(files.ranges.get('/big.bin.bin')).toEqual(['bytes=0-31', `bytes=${32 + 2 * block}-${32 + 3 * block - 1}`]);
+    } finally {
+      await files.close();
+    }
   });
 
   it('serves pre-generated thumbnails from .thumbnails and hides that folder', async () => {

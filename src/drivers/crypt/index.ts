@@ -234,13 +234,18 @@ export class CryptDriver implements Driver {
   async put(dstDir: string, up: UploadStream): Promise<void> {
     // Size and declared hashes are of the plaintext: checked before encryption.
     const encrypted = pipeline(up.stream, new CheckedStream(up), new EncryptStream(this.keys!.dataKey), () => {});
-    await this.vfs.put(this.remoteDir(dstDir), {
-      name: this.cipher.encryptFileName(up.name),
-      size: up.size >= 0 ? encryptedSize(up.size) : -1,
-      stream: encrypted,
-      modified: up.modified,
-      signal: up.signal,
-    });
+    try {
+      await this.vfs.put(this.remoteDir(dstDir), {
+        name: this.cipher.encryptFileName(up.name),
+        size: up.size >= 0 ? encryptedSize(up.size) : -1,
+        stream: encrypted,
+        modified: up.modified,
+        signal: up.signal,
+      });
+    } catch (err) {
+      encrypted.destroy();
+      throw err;
+    }
   }
 }
 
