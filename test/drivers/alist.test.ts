@@ -1,4 +1,5 @@
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -115,6 +116,15 @@ describe('AList V3 driver', () => {
     const wrongPw = await post('/api/admin/storage/create', storageRow('/wrongpw', 'AList V3', { url: peer.process.base, username: 'admin', password: 'nope' }));
     expect(wrongPw.message).toMatch(/login to .* failed: /);
     expect(await names(s, admin, '/bytoken')).toContain('a.txt');
+    // A peer that takes connections and never answers holds up the mount (and the storages
+    // mounted after it at start) for 5 s at most.
+    const silent = net.createServer(() => {});
+    await new Promise<void>((r) => silent.listen(0, '127.0.0.1', r));
+    const started = Date.now();
+    const hung = await post('/api/admin/storage/create', storageRow('/hung', 'AList V3', { url: `http://127.0.0.1:${(silent.address() as net.AddressInfo).port}`, token: 'x' }));
+    expect(hung.message).toMatch(/failed to reach .*: no answer within 5 s$/);
+    expect(Date.now() - started).toBeLessThan(9000);
+    silent.close();
 
     await peer.process.stop();
     const down = await post('/api/fs/list', { path: '/bytoken', refresh: true });

@@ -23,22 +23,23 @@ export class PeerError extends Error {
 const TIMEOUT_MS = 60_000;
 
 /** A JSON call of a server of this API; network failures name the peer, never a stack. */
-export async function callJson<T>(base: string, method: 'GET' | 'POST', route: string, token: string, body?: unknown): Promise<Envelope<T>> {
+export async function callJson<T>(base: string, method: 'GET' | 'POST', route: string, token: string, body?: unknown, timeoutMs = TIMEOUT_MS): Promise<Envelope<T>> {
   const headers: Record<string, string> = {};
   if (token) headers.authorization = token;
   if (body !== undefined) headers['content-type'] = 'application/json';
-  let res: Response;
   try {
-    res = await fetch(`${base}${route}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body), signal: AbortSignal.timeout(TIMEOUT_MS) });
+    const res = await fetch(`${base}${route}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body), signal: AbortSignal.timeout(timeoutMs) });
+    const text = await res.text();
+    try {
+      return JSON.parse(text) as Envelope<T>;
+    } catch {
+      throw new Error(`${base}${route} answered HTTP ${res.status} without an API envelope`);
+    }
   } catch (err) {
-    const cause = (err as { cause?: { code?: string } }).cause?.code ?? (err as Error).message;
-    throw new Error(`failed to reach ${base}: ${cause}`);
-  }
-  const text = await res.text();
-  try {
-    return JSON.parse(text) as Envelope<T>;
-  } catch {
-    throw new Error(`${base}${route} answered HTTP ${res.status} without an API envelope`);
+    if ((err as Error).name === 'TimeoutError') throw new Error(`failed to reach ${base}: no answer within ${timeoutMs / 1000} s`);
+    const cause = (err as { cause?: { code?: string } }).cause?.code;
+    if (cause) throw new Error(`failed to reach ${base}: ${cause}`);
+    throw err;
   }
 }
 

@@ -20,6 +20,9 @@ import {
 import { CheckedStream, writeUploadTo } from '../write-file.js';
 import { callJson, type Envelope, PeerError, putStream } from './client.js';
 
+/** Mounting waits at most this long for the peer: storages mount one after another at start. */
+const INIT_TIMEOUT_MS = 5_000;
+
 const ADDITIONAL: FormItem[] = [
   item('root_folder_path', 'string', { default: '/', required: true }),
   item('url', 'string', { required: true }),
@@ -86,10 +89,10 @@ export class AlistV3Driver implements Driver {
     }
     if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new Error('url must start with http:// or https://');
     if (this.opts.username && !this.token) await this.login();
-    const me = await callJson<{ username: string; role: number }>(this.base, 'GET', '/api/me', this.token);
+    const me = await callJson<{ username: string; role: number }>(this.base, 'GET', '/api/me', this.token, undefined, INIT_TIMEOUT_MS);
     if (me.code === 401 && this.opts.username) {
       await this.login();
-      const again = await callJson<{ username: string }>(this.base, 'GET', '/api/me', this.token);
+      const again = await callJson<{ username: string }>(this.base, 'GET', '/api/me', this.token, undefined, INIT_TIMEOUT_MS);
       if (again.code !== 200) throw new Error(again.message);
     } else if (me.code !== 200) {
       throw new Error(me.message);
@@ -97,7 +100,7 @@ export class AlistV3Driver implements Driver {
   }
 
   private async login(): Promise<void> {
-    const r = await callJson<{ token: string }>(this.base, 'POST', '/api/auth/login', '', { username: this.opts.username, password: this.opts.password });
+    const r = await callJson<{ token: string }>(this.base, 'POST', '/api/auth/login', '', { username: this.opts.username, password: this.opts.password }, INIT_TIMEOUT_MS);
     if (r.code !== 200) throw new Error(`login to ${this.base} failed: ${r.message}`);
     this.opts.token = r.data.token;
   }
