@@ -25,13 +25,14 @@ import { searchBench } from './search.js';
 import { sftpBench } from './sftp.js';
 import { webdavBench } from './webdav.js';
 import { loadBench } from './load.js';
+import { cryptBench } from './crypt.js';
 import { cleanupAll, installCleanup, interruption, wasInterrupted } from './lib/proc.js';
 import { markdownTable, renderDetail, SUMMARY_COLUMNS, summaryRows, writeResult } from './lib/report.js';
 import { buildAtrium } from './lib/servers.js';
 import type { AreaResult, BenchContext, BenchModule } from './lib/types.js';
 
 /** Every area, in run order. Add a module here to add an area. */
-const MODULES: BenchModule[] = [readBench, writeBench, searchBench, sftpBench, webdavBench, loadBench, soakBench];
+const MODULES: BenchModule[] = [readBench, writeBench, searchBench, sftpBench, webdavBench, loadBench, cryptBench, soakBench];
 
 const benchDir = path.dirname(fileURLToPath(import.meta.url));
 const repoRoot = path.resolve(benchDir, '..');

@@ -24,6 +24,7 @@ import { FileTypes, NameMapping } from './fs/objects.js';
 import { Signer } from './fs/sign.js';
 import { Storages } from './fs/storages.js';
 import { FsWriter } from './fs/write.js';
+import { DriverFs } from './fs/driver-fs.js';
 import { type OfflineOptions, OfflineDownloads } from './offline/service.js';
 import { createOfflineTools } from './offline/tools.js';
 import { TaskManager, type TaskManagerOptions } from './tasks/manager.js';
@@ -104,6 +105,7 @@ export function openCore(loaded: LoadedConfig, opts: OpenOptions = {}): Core {
   const tasks = new TaskManager(repos.tasks, config.tasks, log, opts.tasks);
   const writer = new FsWriter(fs, tasks);
   const search = new SearchService({ repo: repos.searchNodes, settings, fs, changes: writer.changes, metas, metasRepo: repos.metas, fileTypes, log });
+  storages.vfs = new DriverFs(fs, writer);
   const offline = new OfflineDownloads(tasks, fs, writer, settings, createOfflineTools(opts.offline), config.temp_dir, log, opts.offline);
   const cluster = new Cluster(config.redis, { fs, storages, settings, metas, tasks, log });
   const metrics = new Metrics(tasks);

@@ -1,4 +1,9 @@
 import { localDriver } from './local/index.js';
+import { aliasDriver } from './alias/index.js';
+import { cryptDriver } from './crypt/index.js';
+import { alistV3Driver } from './alist-v3/index.js';
+import { urlTreeDriver } from './url-tree/index.js';
+import { virtualDriver } from './virtual/index.js';
 import type { DriverFactory } from './types.js';
 
 /** Every driver this server knows, by its wire name (the storage's `driver` field). */
@@ -10,6 +15,11 @@ export function registerDriver(factory: DriverFactory): void {
 }
 
 registerDriver(localDriver);
+registerDriver(aliasDriver);
+registerDriver(cryptDriver);
+registerDriver(alistV3Driver);
+registerDriver(urlTreeDriver);
+registerDriver(virtualDriver);
 
 export function driverFactory(name: string): DriverFactory | undefined {
   return DRIVERS.get(name);

@@ -1,4 +1,5 @@
 import type { Readable } from 'node:stream';
+import type { VirtualFs } from './vfs.js';
 
 /** An entry as a driver reports it. Paths given to drivers are relative to the storage root. */
 export interface Obj {
@@ -139,6 +140,8 @@ export interface DriverContext {
   tempDir: string;
   /** Type code of a file name from the extension settings (wire-api.md §6.2). */
   fileType(name: string): number;
+  /** The virtual tree, for drivers that overlay other mounted paths (Alias, Crypt). */
+  vfs?: VirtualFs;
 }
 
 /** Raised by drivers for a missing object; the fs layer maps it to the original's message. */

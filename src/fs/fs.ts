@@ -30,8 +30,12 @@ export function sortObjs(objs: Obj[], orderBy: string, direction: string, extrac
   return out;
 }
 
+/** A missing object as clients see it (500 with the original's text); overlay drivers (Alias,
+ * Crypt) recognise it to report the object as missing in turn. */
+export class MissingObject extends ServerError {}
+
 function wrapNotFound(prefix: string, err: unknown): never {
-  if (err instanceof ObjectNotFound) throw new ServerError(`${prefix}${err.message}`);
+  if (err instanceof ObjectNotFound) throw new MissingObject(`${prefix}${err.message}`);
   if (err instanceof AppError) throw err;
   throw new ServerError(`${prefix}${(err as Error).message}`);
 }
@@ -59,8 +63,8 @@ export class Fs {
   resolveStorage(virtualPath: string): { storage: Mounted; actualPath: string } {
     const r = this.storages.resolve(virtualPath);
     if (r) return r;
-    if (virtualPath === '/') throw new ServerError('failed get storage: storage not found; please add a storage first');
-    throw new ServerError(`failed get storage: storage not found; rawPath: ${virtualPath}`);
+    if (virtualPath === '/') throw new MissingObject('failed get storage: storage not found; please add a storage first');
+    throw new MissingObject(`failed get storage: storage not found; rawPath: ${virtualPath}`);
   }
 
   /** A folder's entries from its storage (cached per storage settings), sorted, then virtual mounts merged in. */

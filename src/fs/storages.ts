@@ -2,6 +2,7 @@ import path from 'node:path';
 import type { StoragesRepo, StorageRow } from '../db/storages.js';
 import { driverFactory } from '../drivers/registry.js';
 import type { Driver, DriverFactory } from '../drivers/types.js';
+import type { VirtualFs } from '../drivers/vfs.js';
 import { BadRequest, NotFound, ServerError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import { cleanPath, isSubPath } from '../util/paths.js';
@@ -40,6 +41,8 @@ export class Storages {
   onAdminChange: (id: number) => void = () => {};
   /** Called when a driver operation fails for a reason of the storage's (for the metrics). */
   onDriverError: (driver: string, op: string, err: unknown) => void = () => {};
+  /** The virtual tree for overlay drivers (Alias, Crypt); set once the fs layer exists. */
+  vfs?: VirtualFs;
 
   constructor(
     private readonly repo: StoragesRepo,
@@ -79,7 +82,7 @@ export class Storages {
         } catch (err) {
           throw new Error(`invalid addition JSON: ${(err as Error).message}`);
         }
-        const driver = factory.create(addition, { mountPath: row.mount_path, tempDir: this.tempDir, fileType: this.fileType });
+        const driver = factory.create(addition, { mountPath: row.mount_path, tempDir: this.tempDir, fileType: this.fileType, vfs: this.vfs });
         await driver.init();
         m.driver = watchDriverErrors(driver, (op, err) => this.onDriverError(row.driver, op, err));
         const after = JSON.stringify(driver.addition());

@@ -1,0 +1,70 @@
+import http from 'node:http';
+import https from 'node:https';
+import type { Readable } from 'node:stream';
+
+/** The `{code, message, data}` envelope of every /api answer. */
+export interface Envelope<T = unknown> {
+  code: number;
+  message: string;
+  data: T;
+}
+
+/** A peer answered with a code other than 200 (its message kept, for the error mapping). */
+export class PeerError extends Error {
+  constructor(
+    readonly code: number,
+    message: string,
+  ) {
+    super(message);
+    this.name = 'PeerError';
+  }
+}
+
+const TIMEOUT_MS = 60_000;
+
+/** A JSON call of a server of this API; network failures name the peer, never a stack. */
+export async function callJson<T>(base: string, method: 'GET' | 'POST', route: string, token: string, body?: unknown, timeoutMs = TIMEOUT_MS): Promise<Envelope<T>> {
+  const headers: Record<string, string> = {};
+  if (token) headers.authorization = token;
+  if (body !== undefined) headers['content-type'] = 'application/json';
+  try {
+    const res = await fetch(`${base}${route}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body), signal: AbortSignal.timeout(timeoutMs) });
+    const text = await res.text();
+    try {
+      return JSON.parse(text) as Envelope<T>;
+    } catch {
+      throw new Error(`${base}${route} answered HTTP ${res.status} without an API envelope`);
+    }
+  } catch (err) {
+    if ((err as Error).name === 'TimeoutError') throw new Error(`failed to reach ${base}: no answer within ${timeoutMs / 1000} s`);
+    const cause = (err as { cause?: { code?: string } }).cause?.code;
+    if (cause) throw new Error(`failed to reach ${base}: ${cause}`);
+    throw err;
+  }
+}
+
+/** Streams a body to PUT /api/fs/put with its size in Content-Length; resolves with the envelope. */
+export function putStream(base: string, headers: Record<string, string>, size: number, body: Readable): Promise<Envelope> {
+  const url = new URL(`${base}/api/fs/put`);
+  const lib = url.protocol === 'https:' ? https : http;
+  return new Promise((resolve, reject) => {
+    const req = lib.request(url, { method: 'PUT', headers: { ...headers, 'content-length': String(size), 'content-type': 'application/octet-stream' } }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('error', reject);
+      res.on('end', () => {
+        try {
+          resolve(JSON.parse(Buffer.concat(chunks).toString('utf8')) as Envelope);
+        } catch {
+          reject(new Error(`upload answered HTTP ${res.statusCode} without an API envelope`));
+        }
+      });
+    });
+    req.on('error', (err) => reject(new Error(`upload to ${base} failed: ${(err as NodeJS.ErrnoException).code ?? err.message}`)));
+    body.on('error', (err) => {
+      req.destroy();
+      reject(err);
+    });
+    body.pipe(req);
+  });
+}

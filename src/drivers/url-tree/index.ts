@@ -1,0 +1,90 @@
+import {
+  type Driver,
+  type DriverFactory,
+  driverConfig,
+  type FormItem,
+  item,
+  type Link,
+  type Obj,
+  ObjectNotFound,
+  readAddition,
+} from '../types.js';
+import { nodeAt, parseUrlTree, type UrlNode } from './tree.js';
+
+const ADDITIONAL: FormItem[] = [
+  item('url_structure', 'text', { required: true, help: 'structure:FolderName:\n  [FileName:][FileSize:][Modified:]Url' }),
+  item('head_size', 'bool', { default: 'false', help: 'Use head method to get file size, but it may be failed.' }),
+];
+
+const HEAD_TIMEOUT_MS = 10_000;
+const HEAD_PARALLEL = 8;
+
+/** Content-Length of a HEAD answer; undefined when the server does not say. */
+async function headSize(url: string): Promise<number | undefined> {
+  try {
+    const res = await fetch(url, { method: 'HEAD', redirect: 'follow', signal: AbortSignal.timeout(HEAD_TIMEOUT_MS) });
+    const len = res.ok ? res.headers.get('content-length') : null;
+    return len !== null && /^\d+$/.test(len) ? Number(len) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function files(node: UrlNode): UrlNode[] {
+  return node.isDir ? node.children.flatMap(files) : [node];
+}
+
+/** A read-only tree of URLs written as text; downloads redirect to (or are proxied from) the URLs. */
+export class UrlTreeDriver implements Driver {
+  private root: UrlNode = { name: '', isDir: true, children: [] };
+
+  constructor(private readonly opts: Record<string, unknown>) {}
+
+  async init(): Promise<void> {
+    this.root = parseUrlTree(String(this.opts.url_structure));
+    if (!this.opts.head_size) return;
+    // Only for lines that give no size; a URL that does not answer keeps size 0.
+    const unsized = files(this.root).filter((f) => f.size === undefined);
+    for (let i = 0; i < unsized.length; i += HEAD_PARALLEL) {
+      await Promise.all(unsized.slice(i, i + HEAD_PARALLEL).map(async (f) => (f.size = await headSize(f.url!))));
+    }
+  }
+
+  async drop(): Promise<void> {}
+
+  addition(): Record<string, unknown> {
+    return this.opts;
+  }
+
+  private toObj(n: UrlNode): Obj {
+    return { name: n.name, size: n.size ?? 0, isDir: n.isDir, modified: new Date((n.modified ?? 0) * 1000) };
+  }
+
+  private node(p: string): UrlNode {
+    const n = nodeAt(this.root, p);
+    if (!n) throw new ObjectNotFound();
+    return n;
+  }
+
+  async list(p: string): Promise<Obj[]> {
+    const n = this.node(p);
+    if (!n.isDir) throw new ObjectNotFound('not a folder');
+    return n.children.map((c) => this.toObj(c));
+  }
+
+  async get(p: string): Promise<Obj> {
+    return this.toObj(this.node(p));
+  }
+
+  async link(p: string): Promise<Link> {
+    const n = this.node(p);
+    if (n.isDir) throw new ObjectNotFound('not a file');
+    return { url: n.url };
+  }
+}
+
+export const urlTreeDriver: DriverFactory = {
+  config: driverConfig({ name: 'UrlTree', localSort: true, noCache: true, noUpload: true, checkStatus: true }),
+  additional: ADDITIONAL,
+  create: (addition) => new UrlTreeDriver(readAddition(ADDITIONAL, addition)),
+};
