@@ -1,4 +1,5 @@
 import { localDriver } from './local/index.js';
+import { sftpDriver } from './sftp/index.js';
 import type { DriverFactory } from './types.js';
 
 /** Every driver this server knows, by its wire name (the storage's `driver` field). */
@@ -10,6 +11,7 @@ export function registerDriver(factory: DriverFactory): void {
 }
 
 registerDriver(localDriver);
+registerDriver(sftpDriver);
 
 export function driverFactory(name: string): DriverFactory | undefined {
   return DRIVERS.get(name);
