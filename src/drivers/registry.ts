@@ -1,4 +1,5 @@
 import { localDriver } from './local/index.js';
+import { dogeDriver, s3Driver } from './s3/index.js';
 import { sftpDriver } from './sftp/index.js';
 import type { DriverFactory } from './types.js';
 
@@ -12,6 +13,8 @@ export function registerDriver(factory: DriverFactory): void {
 
 registerDriver(localDriver);
 registerDriver(sftpDriver);
+registerDriver(s3Driver);
+registerDriver(dogeDriver);
 
 export function driverFactory(name: string): DriverFactory | undefined {
   return DRIVERS.get(name);

@@ -174,6 +174,8 @@ export function driverConformance(name: string, setup: () => Promise<Conformance
       return res.json() as { code: number; message: string };
     };
 
+    const expectOk = (r: { code: number; message: string }, what = '') => expect(r.code, `${what} ${r.message}`).toBe(200);
+
     const expectFile = async (p: string, content: Buffer) => {
       const r = await get(p);
       expect(r.code, `get ${p}: ${r.message}`).toBe(200);
@@ -209,7 +211,7 @@ export function driverConformance(name: string, setup: () => Promise<Conformance
     const seedTree = async (tree: Record<string, string | Buffer>) => {
       if (target.seed) return target.seed(tree);
       const files = Object.entries(tree);
-      for (const [p] of files.filter(([k]) => k.endsWith('/'))) expect((await api('/api/fs/mkdir', { path: M + p })).code).toBe(200);
+      for (const [p] of files.filter(([k]) => k.endsWith('/'))) expectOk(await api('/api/fs/mkdir', { path: M + p }));
       for (let i = 0; i < files.length; i += 8) {
         await Promise.all(
           files.slice(i, i + 8).filter(([k]) => !k.endsWith('/')).map(async ([p, c]) => expect((await put(M + p, Buffer.from(c))).code).toBe(200)),
@@ -226,8 +228,8 @@ export function driverConformance(name: string, setup: () => Promise<Conformance
 
     it('lists, gets and reads files with ranges', async () => {
       if (caps.write) {
-        expect((await api('/api/fs/mkdir', { path: `${M}/fixture/sub` })).code).toBe(200);
-        for (const [p, c] of Object.entries(FIXTURE)) expect((await put(M + p, c)).code, p).toBe(200);
+        expectOk(await api('/api/fs/mkdir', { path: `${M}/fixture/sub` }));
+        for (const [p, c] of Object.entries(FIXTURE)) expectOk(await put(M + p, c), p);
       }
       expect(await names(`${M}/fixture`)).toEqual(['empty.txt', 'small.txt', 'sub']);
       const content = (await list(`${M}/fixture`)).content!;
@@ -276,11 +278,11 @@ export function driverConformance(name: string, setup: () => Promise<Conformance
     describe('writing', () => {
       it('creates nested folders; a file in the way is "file exists"', async () => {
         if (!caps.write) return;
-        expect((await api('/api/fs/mkdir', { path: `${M}/w/a/b` })).code).toBe(200);
-        expect((await api('/api/fs/mkdir', { path: `${M}/w/a/b` })).code).toBe(200);
+        expectOk(await api('/api/fs/mkdir', { path: `${M}/w/a/b` }));
+        expectOk(await api('/api/fs/mkdir', { path: `${M}/w/a/b` }));
         if (caps.emptyFolders) expect(await names(`${M}/w/a`)).toEqual(['b']);
         expect((await get(`${M}/w/a/b`)).data.is_dir).toBe(true);
-        expect((await put(`${M}/w/file.txt`, Buffer.from('x'))).code).toBe(200);
+        expectOk(await put(`${M}/w/file.txt`, Buffer.from('x')));
         const r = await api('/api/fs/mkdir', { path: `${M}/w/file.txt` });
         expect(r.code).toBe(500);
         expect(r.message).toMatch(/file exists/);
@@ -289,18 +291,18 @@ export function driverConformance(name: string, setup: () => Promise<Conformance
       it('puts known sizes, chunked bodies and streams of unknown size', async () => {
         if (!caps.write) return;
         const big = randomBytes(6 * 1024 * 1024 + 123);
-        expect((await put(`${M}/w/known.bin`, big)).code).toBe(200);
+        expectOk(await put(`${M}/w/known.bin`, big));
         await expectFile(`${M}/w/known.bin`, big);
         const chunks = [randomBytes(1000), randomBytes(70_000), randomBytes(5)];
-        expect((await putChunked(`${M}/w/chunked.bin`, chunks, 71_005)).code).toBe(200);
+        expectOk(await putChunked(`${M}/w/chunked.bin`, chunks, 71_005));
         await expectFile(`${M}/w/chunked.bin`, Buffer.concat(chunks));
         const unknown = randomBytes(11 * 1024 * 1024 + 7);
         const f = await putForm(`${M}/w/unknown.bin`, unknown);
         expect(f.code, f.message).toBe(200);
         await expectFile(`${M}/w/unknown.bin`, unknown);
-        expect((await putForm(`${M}/w/unknown-empty.bin`, Buffer.alloc(0))).code).toBe(200);
+        expectOk(await putForm(`${M}/w/unknown-empty.bin`, Buffer.alloc(0)));
         await expectFile(`${M}/w/unknown-empty.bin`, Buffer.alloc(0));
-        expect((await put(`${M}/w/new-parent/deep/file.txt`, Buffer.from('parents'))).code).toBe(200);
+        expectOk(await put(`${M}/w/new-parent/deep/file.txt`, Buffer.from('parents')));
         await expectFile(`${M}/w/new-parent/deep/file.txt`, Buffer.from('parents'));
       });
 
@@ -310,7 +312,7 @@ export function driverConformance(name: string, setup: () => Promise<Conformance
         const refused = await put(`${M}/w/known.bin`, Buffer.from('nope'), { overwrite: 'false' });
         expect(refused.code).toBe(403);
         expect(refused.message).toBe('file exists');
-        expect((await put(`${M}/w/file.txt`, Buffer.from('second version'))).code).toBe(200);
+        expectOk(await put(`${M}/w/file.txt`, Buffer.from('second version')));
         await expectFile(`${M}/w/file.txt`, Buffer.from('second version'));
         // Shorter than declared: refused, the old content stays, no temporary file is left.
         const short = await putChunked(`${M}/w/file.txt`, [Buffer.from('trunc')], 100);
@@ -325,11 +327,11 @@ export function driverConformance(name: string, setup: () => Promise<Conformance
 
       it('renames files and folders; an existing target is refused', async () => {
         if (!caps.write) return;
-        expect((await api('/api/fs/rename', { path: `${M}/w/chunked.bin`, name: 'renamed.bin' })).code).toBe(200);
+        expectOk(await api('/api/fs/rename', { path: `${M}/w/chunked.bin`, name: 'renamed.bin' }));
         await expectGone(`${M}/w/chunked.bin`);
         expect((await get(`${M}/w/renamed.bin`)).data.size).toBe(71_005);
-        expect((await put(`${M}/w/a/b/inner.txt`, Buffer.from('inner'))).code).toBe(200);
-        expect((await api('/api/fs/rename', { path: `${M}/w/a`, name: 'a2' })).code).toBe(200);
+        expectOk(await put(`${M}/w/a/b/inner.txt`, Buffer.from('inner')));
+        expectOk(await api('/api/fs/rename', { path: `${M}/w/a`, name: 'a2' }));
         await expectFile(`${M}/w/a2/b/inner.txt`, Buffer.from('inner'));
         await expectGone(`${M}/w/a`);
         const clash = await api('/api/fs/rename', { path: `${M}/w/renamed.bin`, name: 'file.txt' });
@@ -341,8 +343,8 @@ export function driverConformance(name: string, setup: () => Promise<Conformance
 
       it('moves and copies files and folder trees', async () => {
         if (!caps.write) return;
-        expect((await api('/api/fs/mkdir', { path: `${M}/m/dst` })).code).toBe(200);
-        expect((await put(`${M}/m/one.txt`, Buffer.from('one'))).code).toBe(200);
+        expectOk(await api('/api/fs/mkdir', { path: `${M}/m/dst` }));
+        expectOk(await put(`${M}/m/one.txt`, Buffer.from('one')));
         await seedTree({ '/m/tree/x.txt': 'x', '/m/tree/deep/y.txt': 'yy' });
         let r = await api('/api/fs/move', { src_dir: `${M}/m`, dst_dir: `${M}/m/dst`, names: ['one.txt', 'tree'] });
         expect(r.code, r.message).toBe(200);
@@ -352,7 +354,7 @@ export function driverConformance(name: string, setup: () => Promise<Conformance
         await expectFile(`${M}/m/dst/one.txt`, Buffer.from('one'));
         await expectFile(`${M}/m/dst/tree/deep/y.txt`, Buffer.from('yy'));
 
-        expect((await api('/api/fs/mkdir', { path: `${M}/m/copy` })).code).toBe(200);
+        expectOk(await api('/api/fs/mkdir', { path: `${M}/m/copy` }));
         r = await api('/api/fs/copy', { src_dir: `${M}/m/dst`, dst_dir: `${M}/m/copy`, names: ['one.txt', 'tree'] });
         expect(r.code, r.message).toBe(200);
         await settle('copy', r.data);
@@ -364,7 +366,7 @@ export function driverConformance(name: string, setup: () => Promise<Conformance
         r = await api('/api/fs/copy', { src_dir: `${M}/m/dst`, dst_dir: `${M}/m/copy`, names: ['one.txt'] });
         expect(r.code).toBe(403);
         expect(r.message).toBe('file [one.txt] exists');
-        expect((await put(`${M}/m/dst/one.txt`, Buffer.from('one v2'))).code).toBe(200);
+        expectOk(await put(`${M}/m/dst/one.txt`, Buffer.from('one v2')));
         r = await api('/api/fs/copy', { src_dir: `${M}/m/dst`, dst_dir: `${M}/m/copy`, names: ['one.txt'], overwrite: true });
         expect(r.code, r.message).toBe(200);
         await settle('copy', r.data);
@@ -379,7 +381,7 @@ export function driverConformance(name: string, setup: () => Promise<Conformance
         expect(r.code, r.message).toBe(200);
         await expectGone(`${M}/m/copy`);
         await expectGone(`${M}/m/dst/tree/deep/y.txt`);
-        expect((await api('/api/fs/remove', { dir: `${M}/w`, names: ['file.txt', 'not-there'] })).code).toBe(200);
+        expectOk(await api('/api/fs/remove', { dir: `${M}/w`, names: ['file.txt', 'not-there'] }));
         await expectGone(`${M}/w/file.txt`);
         if (target.peerRead) expect(await target.peerRead('/w/file.txt')).toBeUndefined();
       });
@@ -387,7 +389,7 @@ export function driverConformance(name: string, setup: () => Promise<Conformance
       it('handles unicode and odd names end to end', async () => {
         if (!caps.write) return;
         const dir = `${M}/odd dir ü #1`;
-        expect((await api('/api/fs/mkdir', { path: dir })).code).toBe(200);
+        expectOk(await api('/api/fs/mkdir', { path: dir }));
         for (const [i, n] of caps.names.entries()) {
           const body = Buffer.from(`content of ${n} #${i}`);
           const r = await put(`${dir}/${n}`, body);
@@ -396,9 +398,9 @@ export function driverConformance(name: string, setup: () => Promise<Conformance
         expect(await names(dir)).toEqual([...caps.names].sort());
         for (const [i, n] of caps.names.entries()) await expectFile(`${dir}/${n}`, Buffer.from(`content of ${n} #${i}`));
         const first = caps.names[0]!;
-        expect((await api('/api/fs/rename', { path: `${dir}/${first}`, name: `ré ${first} ✓` })).code).toBe(200);
+        expectOk(await api('/api/fs/rename', { path: `${dir}/${first}`, name: `ré ${first} ✓` }));
         await expectFile(`${dir}/ré ${first} ✓`, Buffer.from(`content of ${first} #0`));
-        expect((await api('/api/fs/remove', { dir, names: caps.names.slice(1) })).code).toBe(200);
+        expectOk(await api('/api/fs/remove', { dir, names: caps.names.slice(1) }));
         expect(await names(dir)).toEqual([`ré ${first} ✓`]);
       });
     });
