@@ -1,3 +1,4 @@
+import { ftpDriver } from './ftp/index.js';
 import { localDriver } from './local/index.js';
 import { dogeDriver, s3Driver } from './s3/index.js';
 import { sftpDriver } from './sftp/index.js';
@@ -15,6 +16,7 @@ registerDriver(localDriver);
 registerDriver(sftpDriver);
 registerDriver(s3Driver);
 registerDriver(dogeDriver);
+registerDriver(ftpDriver);
 
 export function driverFactory(name: string): DriverFactory | undefined {
   return DRIVERS.get(name);

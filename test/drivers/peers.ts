@@ -161,3 +161,46 @@ export async function startRcloneServe(kind: 'webdav' | 'sftp', root: string, ex
   if (kind === 'sftp') execFileSync('ssh-keygen', ['-q', '-t', 'ed25519', '-N', '', '-f', path.join(dir, 'host')]);
   return daemon(dir, port, 'rclone', args);
 }
+
+export interface FtpPeer extends Peer {
+  /** The user's home (the FTP root): `root/` is the storage root, `root/ro/` belongs to root. */
+  files: string;
+  user: string;
+  password: string;
+}
+
+/**
+ * pure-ftpd with one virtual user (mapped to `nobody`, chrooted to its home) on a loopback port,
+ * passive ports on loopback in a range of its own.
+ */
+export async function startPureFtpd(): Promise<FtpPeer> {
+  const dir = scratch('ftpd');
+  const port = await freePort();
+  const files = path.join(dir, 'files');
+  mkdirSync(path.join(files, 'root/ro'), { recursive: true });
+  writeFileSync(path.join(files, 'outside-marker.txt'), 'outside');
+  writeFileSync(path.join(files, 'root/ro/locked.txt'), 'locked');
+  execFileSync('chown', ['-R', 'nobody:nogroup', files]);
+  execFileSync('chown', ['-R', 'root:root', path.join(files, 'root/ro')]);
+  const user = 'atrium';
+  const password = 'ftp pass 1';
+  const db = path.join(dir, 'pureftpd.passwd');
+  // pure-pw would hash with argon2id at a cost of seconds per login; SHA-512 crypt keeps logins quick.
+  const hash = execFileSync('openssl', ['passwd', '-6', '-stdin'], { input: password }).toString().trim();
+  writeFileSync(db, `${user}:${hash}:65534:65534::${files}/./::::::::::::\n`);
+  execFileSync('pure-pw', ['mkdb', `${db}.pdb`, '-f', db]);
+  // A passive range unlikely to be shared with another test run on this machine.
+  const low = 40_000 + Math.floor(Math.random() * 400) * 50;
+  const peer = await daemon(dir, port, 'pure-ftpd', [
+    '-S', `127.0.0.1,${port}`,
+    '-l', `puredb:${db}.pdb`,
+    '-p', `${low}:${low + 49}`,
+    '-P', '127.0.0.1',
+    '-E', // no anonymous logins
+    '-H', // no DNS lookups
+    '-A', // everyone chrooted
+    '-c', '20',
+    '-C', '20',
+  ]);
+  return { ...peer, files, user, password };
+}
