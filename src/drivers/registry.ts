@@ -2,6 +2,7 @@ import { ftpDriver } from './ftp/index.js';
 import { localDriver } from './local/index.js';
 import { dogeDriver, s3Driver } from './s3/index.js';
 import { sftpDriver } from './sftp/index.js';
+import { webdavDriver } from './webdav/index.js';
 import type { DriverFactory } from './types.js';
 
 /** Every driver this server knows, by its wire name (the storage's `driver` field). */
@@ -17,6 +18,7 @@ registerDriver(sftpDriver);
 registerDriver(s3Driver);
 registerDriver(dogeDriver);
 registerDriver(ftpDriver);
+registerDriver(webdavDriver);
 
 export function driverFactory(name: string): DriverFactory | undefined {
   return DRIVERS.get(name);

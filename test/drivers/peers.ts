@@ -151,12 +151,12 @@ export function chownSeeded(user: string, root: string, tree: Record<string, unk
 }
 
 /** `rclone serve <kind>` of a local folder on a loopback port (extra flags: credentials, --read-only). */
-export async function startRcloneServe(kind: 'webdav' | 'sftp', root: string, extra: string[] = []): Promise<Peer> {
+export async function startRcloneServe(kind: 'webdav' | 'sftp', root: string, extra: string[] = [], dirCacheTime = '0s'): Promise<Peer> {
   const dir = scratch(`rclone-${kind}`);
   const port = await freePort();
   mkdirSync(root, { recursive: true });
-  // No directory cache: tests seed the folder directly and must see it at once.
-  const args = ['serve', kind, root, '--addr', `127.0.0.1:${port}`, '--config', path.join(dir, 'rclone.conf'), '--dir-cache-time', '0s', ...extra];
+  // A short directory cache: tests seed the folder directly and must see it soon.
+  const args = ['serve', kind, root, '--addr', `127.0.0.1:${port}`, '--config', path.join(dir, 'rclone.conf'), '--dir-cache-time', dirCacheTime, ...extra];
   if (kind === 'sftp') args.push('--key', path.join(dir, 'host'));
   if (kind === 'sftp') execFileSync('ssh-keygen', ['-q', '-t', 'ed25519', '-N', '', '-f', path.join(dir, 'host')]);
   return daemon(dir, port, 'rclone', args);
