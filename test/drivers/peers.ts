@@ -72,6 +72,16 @@ async function daemon(dir: string, port: number, cmd: string, args: string[], en
     const c = child;
     if (!c || c.exitCode !== null || c.signalCode !== null) return;
     const exited = new Promise<void>((resolve) => c.once('exit', () => resolve()));
+    // sshd and pure-ftpd serve each connection in a child of their own: end those too, so that
+    // stopping the peer drops the connections as a crash of the server would.
+    const children = spawnSync('pgrep', ['-P', String(c.pid)]).stdout.toString().split('\n').filter(Boolean).map(Number);
+    for (const pid of children) {
+      try {
+        process.kill(pid, 'SIGTERM');
+      } catch {
+        // already gone
+      }
+    }
     c.kill('SIGTERM');
     const timer = setTimeout(() => c.kill('SIGKILL'), 5000);
     await exited;

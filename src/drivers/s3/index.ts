@@ -103,6 +103,8 @@ export class S3Driver implements Driver {
         sessionToken: String(this.opts.session_token) || undefined,
       },
       maxAttempts: 3,
+      // A peer that does not answer fails the operation (and the storage's init) instead of hanging it.
+      requestHandler: { connectionTimeout: 10_000 },
     });
     try {
       await this.client.send(new HeadBucketCommand({ Bucket: this.bucket }));
