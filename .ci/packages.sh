@@ -2,6 +2,8 @@
 # Debian packages the tests use, installed when missing (apt-get update first, once).
 set -euo pipefail
 PACKAGES=(ffmpeg openssh-client aria2 qbittorrent-nox transmission-daemon litmus rclone)
+# Driver conformance peers (test/drivers/).
+PACKAGES+=(openssh-server pure-ftpd openssl)
 missing=()
 for p in "${PACKAGES[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
