@@ -1,6 +1,7 @@
 import path from 'node:path';
+import { makeTree } from '../helpers/files.js';
 import { driverConformance } from './conformance.js';
-import { readHostFile, writeTree } from './peer-files.js';
+import { readHostFile } from './peer-files.js';
 import { chownSeeded, missingPrograms, startPureFtpd } from './peers.js';
 
 driverConformance(
@@ -12,7 +13,7 @@ driverConformance(
     return {
       storage: { driver: 'FTP', addition },
       seed: async (tree) => {
-        writeTree(root, tree);
+        makeTree(tree, root);
         chownSeeded('nobody', root, tree);
       },
       peerRead: async (rel) => readHostFile(root, rel),

@@ -3,7 +3,6 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BACKENDS } from '../helpers/backends.js';
 import { localStorage, makeTree } from '../helpers/files.js';
 import { startServer, type TestServer } from '../helpers/server.js';
-import { writeTree } from './peer-files.js';
 import { chownSeeded, type FtpPeer, missingPrograms, type SshdPeer, startPureFtpd, startSshd } from './peers.js';
 import { BUCKET, S3_KEY, type S3Peer, startS3rver } from './s3-peer.js';
 
@@ -20,7 +19,7 @@ describe.skipIf(skip !== undefined).each(BACKENDS)('remote storages that lose th
     [sshd, ftpd, s3] = await Promise.all([startSshd(), startPureFtpd(), startS3rver()]);
     for (const [peer, user] of [[sshd, 'nobody'], [ftpd, 'nobody']] as const) {
       const tree = { '/hello.txt': 'hello' };
-      writeTree(path.join(peer.files, 'root'), tree);
+      makeTree(tree, path.join(peer.files, 'root'));
       chownSeeded(user, path.join(peer.files, 'root'), tree);
     }
     await s3.put('root/hello.txt', 'hello');

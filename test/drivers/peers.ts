@@ -101,6 +101,21 @@ async function daemon(dir: string, port: number, cmd: string, args: string[], en
   };
 }
 
+/**
+ * The tree a peer serving as `nobody` gets: `files/` owned by nobody, `files/root/` the storage
+ * root, `files/root/ro/` (with a file) owned by root, so writes there are refused, and a marker
+ * file in `files/` outside the storage root.
+ */
+function servedTree(dir: string): string {
+  const files = path.join(dir, 'files');
+  mkdirSync(path.join(files, 'root/ro'), { recursive: true });
+  writeFileSync(path.join(files, 'outside-marker.txt'), 'outside');
+  writeFileSync(path.join(files, 'root/ro/locked.txt'), 'locked');
+  execFileSync('chown', ['-R', 'nobody:nogroup', files]);
+  execFileSync('chown', ['-R', 'root:root', path.join(files, 'root/ro')]);
+  return files;
+}
+
 export interface SshdPeer extends Peer {
   /** The served tree (owned by `user`), with `root/` as the storage root and `root/ro/` owned by root. */
   files: string;
@@ -120,12 +135,7 @@ export async function startSshd(): Promise<SshdPeer> {
   keygen('host');
   keygen('user');
   execFileSync('cp', [path.join(dir, 'user.pub'), path.join(dir, 'authorized_keys')]);
-  const files = path.join(dir, 'files');
-  mkdirSync(path.join(files, 'root/ro'), { recursive: true });
-  writeFileSync(path.join(files, 'outside-marker.txt'), 'outside');
-  writeFileSync(path.join(files, 'root/ro/locked.txt'), 'locked');
-  execFileSync('chown', ['-R', 'nobody:nogroup', files]);
-  execFileSync('chown', ['-R', 'root:root', path.join(files, 'root/ro')]);
+  const files = servedTree(dir);
   const config = path.join(dir, 'sshd_config');
   writeFileSync(
     config,
@@ -186,12 +196,7 @@ export interface FtpPeer extends Peer {
 export async function startPureFtpd(): Promise<FtpPeer> {
   const dir = scratch('ftpd');
   const port = await freePort();
-  const files = path.join(dir, 'files');
-  mkdirSync(path.join(files, 'root/ro'), { recursive: true });
-  writeFileSync(path.join(files, 'outside-marker.txt'), 'outside');
-  writeFileSync(path.join(files, 'root/ro/locked.txt'), 'locked');
-  execFileSync('chown', ['-R', 'nobody:nogroup', files]);
-  execFileSync('chown', ['-R', 'root:root', path.join(files, 'root/ro')]);
+  const files = servedTree(dir);
   const user = 'atrium';
   const password = 'ftp pass 1';
   const db = path.join(dir, 'pureftpd.passwd');

@@ -1,6 +1,7 @@
 import path from 'node:path';
+import { makeTree } from '../helpers/files.js';
 import { driverConformance } from './conformance.js';
-import { readHostFile, writeTree } from './peer-files.js';
+import { readHostFile } from './peer-files.js';
 import { chownSeeded, missingPrograms, scratch, startRcloneServe, startSshd } from './peers.js';
 
 driverConformance(
@@ -12,7 +13,7 @@ driverConformance(
     return {
       storage: { driver: 'SFTP', addition },
       seed: async (tree) => {
-        writeTree(root, tree);
+        makeTree(tree, root);
         chownSeeded(peer.user, root, tree);
       },
       peerRead: async (rel) => readHostFile(root, rel),
@@ -29,11 +30,11 @@ driverConformance(
   async () => {
     const files = scratch('sftp-files');
     const root = path.join(files, 'root');
-    writeTree(files, { 'root/': '', 'outside-marker.txt': 'outside' });
+    makeTree({ 'root/': '', 'outside-marker.txt': 'outside' }, files);
     const peer = await startRcloneServe('sftp', files, ['--user', 'alice', '--pass', 's3cret pw']);
     return {
       storage: { driver: 'SFTP', addition: { address: `127.0.0.1:${peer.port}`, username: 'alice', password: 's3cret pw', root_folder_path: '/root' } },
-      seed: async (tree) => writeTree(root, tree),
+      seed: async (tree) => void makeTree(tree, root),
       peerRead: async (rel) => readHostFile(root, rel),
       outsideMarker: 'outside-marker.txt',
       teardown: async () => {

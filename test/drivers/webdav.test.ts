@@ -1,11 +1,11 @@
 import { rmSync } from 'node:fs';
 import path from 'node:path';
 import { BACKENDS } from '../helpers/backends.js';
-import { localStorage } from '../helpers/files.js';
+import { localStorage, makeTree } from '../helpers/files.js';
 import { freePort } from '../helpers/process.js';
 import { ADMIN_PASSWORD, startServer } from '../helpers/server.js';
 import { driverConformance } from './conformance.js';
-import { readHostFile, writeTree } from './peer-files.js';
+import { readHostFile } from './peer-files.js';
 import { missingPrograms, scratch, startRcloneServe } from './peers.js';
 
 driverConformance(
@@ -13,7 +13,7 @@ driverConformance(
   async () => {
     const files = scratch('webdav-files');
     const root = path.join(files, 'root');
-    writeTree(files, { 'root/': '', 'outside-marker.txt': 'outside' });
+    makeTree({ 'root/': '', 'outside-marker.txt': 'outside' }, files);
     // rclone's WebDAV server stats every entry of a PROPFIND again: without a directory cache a
     // listing of 1000 files takes a minute. Seeds wait until its 2 s cache has expired.
     const peer = await startRcloneServe('webdav', files, ['--user', 'dav', '--pass', 'dav pass'], '2s');
@@ -21,7 +21,7 @@ driverConformance(
     return {
       storage: { driver: 'WebDav', addition: { address: `http://127.0.0.1:${peer.port}`, username: 'dav', password: 'dav pass', root_folder_path: '/root' } },
       seed: async (tree) => {
-        writeTree(root, tree);
+        makeTree(tree, root);
         await new Promise((r) => setTimeout(r, 2100));
       },
       peerRead: async (rel) => readHostFile(root, rel),
@@ -40,7 +40,7 @@ driverConformance(
 driverConformance("WebDav against Atrium's own /dav", async () => {
   const files = scratch('dav-files');
   const root = path.join(files, 'root');
-  writeTree(files, { 'root/ro/locked.txt': 'locked', 'outside-marker.txt': 'outside' });
+  makeTree({ 'root/ro/locked.txt': 'locked', 'outside-marker.txt': 'outside' }, files);
   const peer = await startServer(BACKENDS[0]!);
   const token = await peer.login();
   const ok = (r: { code: number; message: string }) => {
@@ -53,7 +53,7 @@ driverConformance("WebDav against Atrium's own /dav", async () => {
   const addition = (username: string, password: string) => ({ address: `http://127.0.0.1:${port}/dav`, username, password, root_folder_path: '/peer/root' });
   return {
     storage: { driver: 'WebDav', addition: addition('admin', ADMIN_PASSWORD) },
-    seed: async (tree) => writeTree(root, tree),
+    seed: async (tree) => void makeTree(tree, root),
     peerRead: async (rel) => readHostFile(root, rel),
     readOnly: { addition: addition('reader', 'reader pw'), dir: '/ro' },
     outsideMarker: 'outside-marker.txt',

@@ -167,11 +167,7 @@ export class SftpDriver implements Driver {
 
   /** A stream of bytes start..end (inclusive) on a session of its own, with several reads in flight. */
   private async openRange(full: string, start: number, end: number): Promise<Readable> {
-    const session = await this.conn.get();
-    const { sftp } = session;
-    const handle = await call<Buffer>((cb) => sftp.open(full, 'r', cb)).catch((err) => {
-      throw sftpError(err);
-    });
+    const { sftp, handle } = await this.op(async (sftp) => ({ sftp, handle: await call<Buffer>((cb) => sftp.open(full, 'r', cb)) }));
     const readAt = async (pos: number, len: number): Promise<Buffer> => {
       const buf = Buffer.allocUnsafe(len);
       let got = 0;
@@ -276,7 +272,11 @@ export class SftpDriver implements Driver {
     const dir = this.p(dstDir);
     const target = path.posix.join(dir, checkSegment(up.name));
     const temp = path.posix.join(dir, uploadTempName());
-    const { sftp } = await this.conn.get();
+    // Checking the folder also brings back a lost connection before the body starts flowing.
+    const sftp = await this.op(async (sftp) => {
+      await call<Stats>((cb) => sftp.stat(dir, cb));
+      return sftp;
+    });
     try {
       const out: Writable = sftp.createWriteStream(temp, { flags: 'w', mode: 0o644 });
       await pipeline(up.stream, new CheckedStream(up), out, { signal: up.signal });
