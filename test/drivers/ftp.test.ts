@@ -2,7 +2,7 @@ import path from 'node:path';
 import { makeTree } from '../helpers/files.js';
 import { driverConformance } from './conformance.js';
 import { readHostFile } from './peer-files.js';
-import { chownSeeded, missingPrograms, startPureFtpd } from './peers.js';
+import { chownSeeded, missingPrograms, notRoot, startPureFtpd } from './peers.js';
 
 driverConformance(
   'FTP against pure-ftpd',
@@ -22,5 +22,5 @@ driverConformance(
       teardown: () => peer.destroy(),
     };
   },
-  missingPrograms('FTP driver against pure-ftpd', 'pure-ftpd', 'pure-pw'),
+  missingPrograms('FTP driver against pure-ftpd', 'pure-ftpd', 'pure-pw') ?? notRoot('FTP driver against pure-ftpd'),
 );

@@ -3,10 +3,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BACKENDS } from '../helpers/backends.js';
 import { localStorage, makeTree } from '../helpers/files.js';
 import { startServer, type TestServer } from '../helpers/server.js';
-import { chownSeeded, type FtpPeer, missingPrograms, type SshdPeer, startPureFtpd, startSshd } from './peers.js';
+import { chownSeeded, type FtpPeer, missingPrograms, notRoot, type SshdPeer, startPureFtpd, startSshd } from './peers.js';
 import { BUCKET, S3_KEY, type S3Peer, startS3rver } from './s3-peer.js';
 
-const skip = missingPrograms('driver reconnection tests', 'sshd', 'pure-ftpd');
+const skip = missingPrograms('driver reconnection tests', 'sshd', 'pure-ftpd') ?? notRoot('driver reconnection tests');
 
 describe.skipIf(skip !== undefined).each(BACKENDS)('remote storages that lose their peer, on $name', (backend) => {
   let s: TestServer;

@@ -22,6 +22,15 @@ export function missingPrograms(what: string, ...programs: string[]): string | u
   return reason;
 }
 
+/** sshd and pure-ftpd peers switch to `nobody` and chown their trees: they need root. */
+export function notRoot(what: string): string | undefined {
+  if (process.getuid?.() === 0) return undefined;
+  if (process.env.CI) throw new Error(`CI runs ${what} as root (sshd and pure-ftpd switch users)`);
+  const reason = `${what}: needs root`;
+  console.warn(`\n*** SKIPPING ${reason} ***\n`);
+  return reason;
+}
+
 export interface Peer {
   port: number;
   /** The scratch folder (config, keys, the served files). */

@@ -2,7 +2,7 @@ import path from 'node:path';
 import { makeTree } from '../helpers/files.js';
 import { driverConformance } from './conformance.js';
 import { readHostFile } from './peer-files.js';
-import { chownSeeded, missingPrograms, scratch, startRcloneServe, startSshd } from './peers.js';
+import { chownSeeded, missingPrograms, notRoot, scratch, startRcloneServe, startSshd } from './peers.js';
 
 driverConformance(
   'SFTP against OpenSSH sshd (private key)',
@@ -22,7 +22,7 @@ driverConformance(
       teardown: () => peer.destroy(),
     };
   },
-  missingPrograms('SFTP driver against OpenSSH', 'sshd', 'ssh-keygen'),
+  missingPrograms('SFTP driver against OpenSSH', 'sshd', 'ssh-keygen') ?? notRoot('SFTP driver against OpenSSH'),
 );
 
 driverConformance(
