@@ -3,6 +3,8 @@
 set -euo pipefail
 PACKAGES=(ffmpeg openssh-client aria2 qbittorrent-nox transmission-daemon litmus rclone chromium)
 PACKAGES+=(sshpass openssh-server lftp curl)
+# Driver conformance peers (test/drivers/).
+PACKAGES+=(pure-ftpd openssl)
 missing=()
 for p in "${PACKAGES[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")

@@ -18,6 +18,7 @@
 import { setMaxListeners } from 'node:events';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { driversBench } from './drivers.js';
 import { readBench } from './read.js';
 import { soakBench } from './soak.js';
 import { writeBench } from './write.js';
@@ -32,7 +33,7 @@ import { buildAtrium } from './lib/servers.js';
 import type { AreaResult, BenchContext, BenchModule } from './lib/types.js';
 
 /** Every area, in run order. Add a module here to add an area. */
-const MODULES: BenchModule[] = [readBench, writeBench, searchBench, sftpBench, webdavBench, loadBench, cryptBench, soakBench];
+const MODULES: BenchModule[] = [readBench, writeBench, searchBench, sftpBench, webdavBench, loadBench, cryptBench, driversBench, soakBench];
 
 const benchDir = path.dirname(fileURLToPath(import.meta.url));
 const repoRoot = path.resolve(benchDir, '..');

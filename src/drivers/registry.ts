@@ -1,9 +1,13 @@
+import { ftpDriver } from './ftp/index.js';
 import { localDriver } from './local/index.js';
 import { aliasDriver } from './alias/index.js';
 import { cryptDriver } from './crypt/index.js';
 import { alistV3Driver } from './alist-v3/index.js';
 import { urlTreeDriver } from './url-tree/index.js';
 import { virtualDriver } from './virtual/index.js';
+import { dogeDriver, s3Driver } from './s3/index.js';
+import { sftpDriver } from './sftp/index.js';
+import { webdavDriver } from './webdav/index.js';
 import type { DriverFactory } from './types.js';
 
 /** Every driver this server knows, by its wire name (the storage's `driver` field). */
@@ -20,6 +24,11 @@ registerDriver(cryptDriver);
 registerDriver(alistV3Driver);
 registerDriver(urlTreeDriver);
 registerDriver(virtualDriver);
+registerDriver(sftpDriver);
+registerDriver(s3Driver);
+registerDriver(dogeDriver);
+registerDriver(ftpDriver);
+registerDriver(webdavDriver);
 
 export function driverFactory(name: string): DriverFactory | undefined {
   return DRIVERS.get(name);

@@ -61,9 +61,8 @@ export class Storages {
     this.loading = this.loading.then(async () => {
       for (const m of this.mounted.values()) await this.unmount(m);
       this.mounted.clear();
-      for (const row of await this.repo.all()) {
-        if (!row.disabled) await this.mount(row);
-      }
+      // All at once: a storage whose peer is slow to answer delays none of the others.
+      await Promise.all((await this.repo.all()).filter((row) => !row.disabled).map((row) => this.mount(row)));
     });
     return this.loading;
   }

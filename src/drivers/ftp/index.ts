@@ -1,0 +1,291 @@
+import path from 'node:path';
+import { PassThrough, type Readable, Transform } from 'node:stream';
+import type { Client, FileInfo } from 'basic-ftp';
+import { lazyRequire } from '../../util/lazy-require.js';
+import { splitHostPort } from '../host-port.js';
+import { checkSegment, isUploadTemp, ObjectExists, peerPath, PermissionDenied, rootOf, uploadTempName } from '../peer.js';
+import {
+  type Driver,
+  type DriverFactory,
+  driverConfig,
+  type FormItem,
+  item,
+  type Link,
+  ObjectNotFound,
+  type Obj,
+  readAddition,
+  type UploadStream,
+} from '../types.js';
+import { CheckedStream } from '../write-file.js';
+import { FtpPool } from './pool.js';
+
+const loadFtp = lazyRequire<typeof import('basic-ftp')>('basic-ftp');
+
+const ADDITIONAL: FormItem[] = [
+  item('address', 'string', { required: true }),
+  item('encoding', 'string', { required: true }),
+  item('username', 'string', { required: true }),
+  item('password', 'string', { required: true }),
+  item('root_folder_path', 'string', { default: '/', required: true }),
+];
+
+/** Encodings of the control connection Node can speak (GBK and the like would need a converter). */
+const ENCODINGS = new Set(['', 'utf8', 'utf-8', 'latin1', 'binary', 'ascii']);
+
+/** An FTP reply as this server's errors (the reply texts of vsftpd, pure-ftpd, ProFTPD, IIS). */
+export function ftpError(err: unknown): Error {
+  const code = (err as { code?: unknown }).code;
+  const message = (err as Error).message ?? String(err);
+  if (typeof code !== 'number') return err as Error;
+  if (/exists/i.test(message)) return new ObjectExists();
+  if (/permission denied|access denied|not allowed|prohibited|read-only/i.test(message)) return new PermissionDenied(message);
+  if (code === 550 || code === 450) return new ObjectNotFound();
+  return new Error(`the FTP server answered: ${message}`);
+}
+
+function toObj(f: FileInfo): Obj {
+  const isDir = f.isDirectory;
+  return { name: f.name, size: isDir ? 0 : f.size, isDir, modified: f.modifiedAt ?? new Date(0) };
+}
+
+/** MLST facts (`type=file;size=3;modify=20240101120000;`) of one path, or undefined when the server has no MLST. */
+function parseMlst(message: string): { isDir: boolean; size: number; modified: Date } | undefined {
+  const line = message.split('\n').map((l) => l.trim()).find((l) => /(^|;)type=/i.test(l));
+  if (!line) return undefined;
+  const facts = new Map(
+    line
+      .split(' ')[0]!
+      .split(';')
+      .filter(Boolean)
+      .map((f) => {
+        const i = f.indexOf('=');
+        return [f.slice(0, i).toLowerCase(), f.slice(i + 1)] as const;
+      }),
+  );
+  const type = facts.get('type')?.toLowerCase() ?? '';
+  const m = /^(\d{4})(\d{2})(\d{2})(\d{2})(\d{2})(\d{2})/.exec(facts.get('modify') ?? '');
+  return {
+    isDir: type === 'dir' || type === 'cdir' || type === 'pdir',
+    size: Number(facts.get('size') ?? 0),
+    modified: m ? new Date(Date.UTC(+m[1]!, +m[2]! - 1, +m[3]!, +m[4]!, +m[5]!, +m[6]!)) : new Date(0),
+  };
+}
+
+export class FtpDriver implements Driver {
+  private readonly root: string;
+  private readonly pool: FtpPool;
+  private mlst = false;
+
+  constructor(private readonly opts: Record<string, unknown>) {
+    this.root = rootOf(opts.root_folder_path);
+    const encoding = String(opts.encoding ?? '').toLowerCase();
+    if (!ENCODINGS.has(encoding)) throw new Error(`encoding ${opts.encoding} is not supported (use utf8 or latin1)`);
+    this.pool = new FtpPool(() => this.connect(encoding === '' || encoding === 'utf-8' ? 'utf8' : (encoding as BufferEncoding)));
+  }
+
+  private async connect(encoding: BufferEncoding): Promise<Client> {
+    const { Client } = loadFtp();
+    const client = new Client(30_000);
+    client.ftp.encoding = encoding as typeof client.ftp.encoding;
+    const { host, port } = splitHostPort(String(this.opts.address), 21);
+    try {
+      await client.access({ host, port, user: String(this.opts.username), password: String(this.opts.password), secure: false });
+    } catch (err) {
+      client.close();
+      const code = (err as { code?: unknown }).code;
+      if (code === 530) throw new PermissionDenied('login incorrect');
+      throw err;
+    }
+    return client;
+  }
+
+  /** Runs an FTP operation on a pooled connection (a new one when the old one was lost), peer errors mapped. */
+  private async op<T>(fn: (c: Client) => Promise<T>): Promise<T> {
+    try {
+      return await this.pool.use(fn);
+    } catch (err) {
+      throw ftpError(err);
+    }
+  }
+
+  private p(rel: string): string {
+    return peerPath(this.root, rel);
+  }
+
+  async init(): Promise<void> {
+    await this.op(async (c) => {
+      const features = await c.features();
+      this.mlst = features.has('MLST');
+      await c.cd(this.root);
+    }).catch((err) => {
+      throw err instanceof ObjectNotFound ? new Error(`root folder ${this.root} not found on the server`) : err;
+    });
+  }
+
+  async drop(): Promise<void> {
+    this.pool.close();
+  }
+
+  addition(): Record<string, unknown> {
+    return this.opts;
+  }
+
+  /** Lists after entering the folder: a path given to LIST may be taken as a glob pattern. */
+  private async listFull(full: string): Promise<FileInfo[]> {
+    return this.op(async (c) => {
+      await c.cd(full);
+      return c.list();
+    });
+  }
+
+  async list(dir: string): Promise<Obj[]> {
+    const entries = await this.listFull(this.p(dir));
+    return entries.filter((f) => f.name !== '.' && f.name !== '..' && !isUploadTemp(f.name)).map(toObj);
+  }
+
+  async get(rel: string): Promise<Obj> {
+    const full = this.p(rel);
+    if (full === this.root) return { name: '', size: 0, isDir: true, modified: new Date(0) };
+    const name = path.posix.basename(full);
+    if (this.mlst) {
+      const res = await this.op((c) => c.send(`MLST ${full}`)).catch((err) => {
+        if (err instanceof ObjectNotFound) throw err;
+        return undefined;
+      });
+      const facts = res && parseMlst(res.message);
+      if (facts) return { name, size: facts.isDir ? 0 : facts.size, isDir: facts.isDir, modified: facts.modified };
+    }
+    const found = (await this.listFull(path.posix.dirname(full))).find((f) => f.name === name);
+    if (!found) throw new ObjectNotFound();
+    return toObj(found);
+  }
+
+  async link(rel: string): Promise<Link> {
+    const full = this.p(rel);
+    const obj = await this.get(rel);
+    if (obj.isDir) throw new ObjectNotFound('not a file');
+    return { file: { size: obj.size, modified: obj.modified, open: (start, end) => this.openRange(full, start, end) } };
+  }
+
+  /**
+   * Bytes start..end of a file on a connection of its own (REST + RETR). A range ending before the
+   * file does closes that connection once enough has arrived: FTP cannot stop a transfer otherwise.
+   */
+  private async openRange(full: string, start: number, end: number): Promise<Readable> {
+    const client = await this.pool.acquire();
+    let left = end - start + 1;
+    let transferDone = false;
+    const cut = new Transform({
+      transform(chunk: Buffer, _enc, cb) {
+        if (left <= 0) return cb();
+        const part = chunk.length > left ? chunk.subarray(0, left) : chunk;
+        left -= part.length;
+        cb(null, part);
+        if (left === 0) this.push(null);
+      },
+    });
+    const sink = new PassThrough({ highWaterMark: 1 << 20 });
+    sink.pipe(cut);
+    client.downloadTo(sink, full, start).then(
+      () => {
+        transferDone = true;
+        this.pool.release(client);
+        if (left > 0) cut.destroy(new Error('the file is shorter than when it was listed'));
+      },
+      (err) => {
+        transferDone = true;
+        this.pool.discard(client);
+        if (left > 0 && !cut.destroyed) cut.destroy(ftpError(err));
+      },
+    );
+    // Range done or reader gone while the transfer still runs: closing the connection stops it.
+    cut.once('close', () => {
+      if (!transferDone) this.pool.discard(client);
+    });
+    return cut;
+  }
+
+  async makeDir(parent: string, name: string): Promise<void> {
+    const full = path.posix.join(this.p(parent), checkSegment(name));
+    try {
+      await this.op((c) => c.send(`MKD ${full}`));
+    } catch (err) {
+      if (err instanceof ObjectNotFound && (await this.exists(full))) throw new ObjectExists();
+      throw err;
+    }
+  }
+
+  private async exists(full: string): Promise<boolean> {
+    const rel = full.slice(this.root.length) || '/';
+    return this.get(rel).then(
+      () => true,
+      () => false,
+    );
+  }
+
+  private async renameTo(from: string, to: string): Promise<void> {
+    if (await this.exists(to)) throw new ObjectExists();
+    await this.op((c) => c.rename(from, to));
+  }
+
+  async rename(rel: string, newName: string): Promise<void> {
+    const from = this.p(rel);
+    await this.renameTo(from, path.posix.join(path.posix.dirname(from), checkSegment(newName)));
+  }
+
+  async move(src: string, dstDir: string): Promise<void> {
+    const from = this.p(src);
+    await this.renameTo(from, path.posix.join(this.p(dstDir), path.posix.basename(from)));
+  }
+
+  async remove(rel: string): Promise<void> {
+    const full = this.p(rel);
+    if (full === this.root) throw new Error('the root folder can not be removed');
+    const obj = await this.get(rel);
+    await this.op(async (c) => {
+      if (obj.isDir) await c.removeDir(full);
+      else await c.remove(full);
+    });
+  }
+
+  /** Uploads under a temporary name in the target folder, then renames it over the target. */
+  async put(dstDir: string, up: UploadStream): Promise<void> {
+    const dir = this.p(dstDir);
+    const target = path.posix.join(dir, checkSegment(up.name));
+    const temp = path.posix.join(dir, uploadTempName());
+    const client = await this.pool.acquire();
+    const checked = new CheckedStream(up);
+    const onAbort = () => checked.destroy(new Error('context canceled'));
+    up.signal?.addEventListener('abort', onAbort, { once: true });
+    up.stream.once('error', (err) => checked.destroy(err));
+    try {
+      const failed = new Promise<never>((_, reject) => checked.once('error', reject));
+      failed.catch(() => undefined);
+      await Promise.race([client.uploadFrom(up.stream.pipe(checked), temp), failed]);
+      try {
+        await client.rename(temp, target);
+      } catch {
+        // Servers that refuse to rename over a file: make way, then rename.
+        await client.remove(target, true);
+        await client.rename(temp, target);
+      }
+      this.pool.release(client);
+    } catch (err) {
+      // The data connection may still be half open: this connection is not reused.
+      this.pool.discard(client);
+      await this.op((c) => c.remove(temp, true)).catch(() => undefined);
+      throw err instanceof Error && err.name === 'UploadIntegrityError' ? err : ftpError(err);
+    } finally {
+      up.signal?.removeEventListener('abort', onAbort);
+    }
+  }
+}
+
+/** `encoding` is required in the original's form, yet empty means "none": an empty value is fine here. */
+const READ_ITEMS = ADDITIONAL.map((it) => (it.name === 'encoding' ? { ...it, required: false } : it));
+
+export const ftpDriver: DriverFactory = {
+  config: driverConfig({ name: 'FTP', localSort: true, onlyLocal: true, defaultRoot: '/' }),
+  additional: ADDITIONAL,
+  create: (addition) => new FtpDriver(readAddition(READ_ITEMS, addition)),
+};

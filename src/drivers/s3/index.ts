@@ -1,0 +1,381 @@
+import { isIP } from 'node:net';
+import path from 'node:path';
+import { pipeline, type Readable } from 'node:stream';
+import type { S3Client } from '@aws-sdk/client-s3';
+import { lazyRequire } from '../../util/lazy-require.js';
+import { checkSegment, peerPath, PermissionDenied, rootOf } from '../peer.js';
+import {
+  type Driver,
+  type DriverFactory,
+  driverConfig,
+  type FormItem,
+  item,
+  type Link,
+  ObjectNotFound,
+  type Obj,
+  readAddition,
+  type UploadStream,
+} from '../types.js';
+import { CheckedStream } from '../write-file.js';
+import { presignGet, rfc3986 } from './presign.js';
+
+const loadS3 = lazyRequire<typeof import('@aws-sdk/client-s3')>('@aws-sdk/client-s3');
+const loadUpload = lazyRequire<typeof import('@aws-sdk/lib-storage')>('@aws-sdk/lib-storage');
+
+const ADDITIONAL: FormItem[] = [
+  item('root_folder_path', 'string', { default: '/', required: true }),
+  item('bucket', 'string', { required: true }),
+  item('endpoint', 'string', { required: true }),
+  item('region', 'string'),
+  item('access_key_id', 'string', { required: true }),
+  item('secret_access_key', 'string', { required: true }),
+  item('session_token', 'string'),
+  item('custom_host', 'string'),
+  item('sign_url_expire', 'number', { default: '4' }),
+  item('placeholder', 'string'),
+  item('force_path_style', 'bool'),
+  item('list_object_version', 'select', { options: 'v1,v2', default: 'v1' }),
+  item('remove_bucket', 'bool', { help: 'Remove bucket name from path when using custom host.' }),
+  item('add_filename_to_disposition', 'bool', { help: 'Add filename to Content-Disposition header.' }),
+];
+
+/** Object stored in an otherwise empty "folder" so that it exists (and is never listed). */
+const DEFAULT_PLACEHOLDER = '.placeholder';
+/** Parts of a multipart upload: 8 MiB, four in flight (32 MiB of buffers per upload at most). */
+const PART_SIZE = 8 * 1024 * 1024;
+const PART_QUEUE = 4;
+const DELETE_BATCH = 1000;
+
+/**
+ * `x-amz-copy-source`: URL-encoded, keeping the reserved characters other than `?` (which would
+ * start a version id) as they are — S3 decodes either form, while S3-compatible servers that decode
+ * with decodeURI semantics (s3rver, some gateways) would miss keys with encoded reserved characters.
+ */
+const copySource = (bucket: string, key: string) => `${bucket}/${encodeURI(key).replace(/\?/g, '%3F')}`;
+
+function s3Error(err: unknown): Error {
+  const e = err as { name?: string; $metadata?: { httpStatusCode?: number }; message?: string };
+  const status = e.$metadata?.httpStatusCode;
+  if (e.name === 'NoSuchKey' || e.name === 'NotFound' || status === 404) {
+    if (e.name === 'NoSuchBucket') return new Error('bucket not found');
+    return new ObjectNotFound();
+  }
+  if (e.name === 'AccessDenied' || status === 403) return new PermissionDenied(e.name ?? '');
+  return err instanceof Error ? err : new Error(String(err));
+}
+
+export class S3Driver implements Driver {
+  private client!: S3Client;
+  private readonly bucket: string;
+  /** Key prefix of the root ("" or "a/b/"). */
+  private readonly prefix: string;
+  private readonly placeholder: string;
+  private readonly endpoint: URL;
+
+  constructor(private readonly opts: Record<string, unknown>) {
+    this.bucket = String(opts.bucket);
+    const root = rootOf(opts.root_folder_path);
+    this.prefix = root === '/' ? '' : `${root.slice(1)}/`;
+    this.placeholder = String(opts.placeholder) || DEFAULT_PLACEHOLDER;
+    const ep = String(opts.endpoint);
+    this.endpoint = new URL(/^[a-z]+:\/\//i.test(ep) ? ep : `https://${ep}`);
+  }
+
+  private get region(): string {
+    return String(this.opts.region) || 'us-east-1';
+  }
+
+  /** As the SDK decides: an IP address (or a bucket name that is no DNS label) forces path-style. */
+  private pathStyle(): boolean {
+    const host = this.endpoint.hostname.replace(/^\[|\]$/g, '');
+    return Boolean(this.opts.force_path_style) || isIP(host) !== 0 || !/^[a-z0-9][a-z0-9-]{1,61}[a-z0-9]$/.test(this.bucket);
+  }
+
+  async init(): Promise<void> {
+    const { S3Client, HeadBucketCommand } = loadS3();
+    this.client = new S3Client({
+      endpoint: this.endpoint.href,
+      region: this.region,
+      forcePathStyle: Boolean(this.opts.force_path_style),
+      credentials: {
+        accessKeyId: String(this.opts.access_key_id),
+        secretAccessKey: String(this.opts.secret_access_key),
+        sessionToken: String(this.opts.session_token) || undefined,
+      },
+      maxAttempts: 3,
+      // A peer that does not answer fails the operation (and the storage's init) instead of hanging it.
+      requestHandler: { connectionTimeout: 10_000 },
+    });
+    try {
+      await this.client.send(new HeadBucketCommand({ Bucket: this.bucket }));
+    } catch (err) {
+      const status = (err as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode;
+      if (status === 404) throw new Error(`bucket ${this.bucket} not found`);
+      throw s3Error(err);
+    }
+  }
+
+  async drop(): Promise<void> {
+    this.client?.destroy();
+  }
+
+  addition(): Record<string, unknown> {
+    return this.opts;
+  }
+
+  /** The object key of a path (no leading slash; the root is the prefix itself). */
+  private key(rel: string): string {
+    return `${this.prefix}${peerPath('/', rel).slice(1)}`;
+  }
+
+  /** The key prefix of a folder's children. */
+  private dirPrefix(rel: string): string {
+    const k = this.key(rel);
+    return k === '' || k.endsWith('/') ? k : `${k}/`;
+  }
+
+  private async send<T>(command: object): Promise<T> {
+    try {
+      return (await this.client.send(command as never)) as T;
+    } catch (err) {
+      throw s3Error(err);
+    }
+  }
+
+  /** One page after another of a listing (v1 or v2 as configured). */
+  private async *pages(prefix: string, delimiter?: string, maxKeys?: number) {
+    const { ListObjectsCommand, ListObjectsV2Command } = loadS3();
+    const v2 = this.opts.list_object_version === 'v2';
+    let token: string | undefined;
+    for (;;) {
+      const base = { Bucket: this.bucket, Prefix: prefix, Delimiter: delimiter, MaxKeys: maxKeys };
+      type Page = {
+        Contents?: Array<{ Key?: string; Size?: number; LastModified?: Date; ETag?: string }>;
+        CommonPrefixes?: Array<{ Prefix?: string }>;
+        IsTruncated?: boolean;
+        NextContinuationToken?: string;
+        NextMarker?: string;
+      };
+      const page = v2
+        ? await this.send<Page>(new ListObjectsV2Command({ ...base, ContinuationToken: token }))
+        : await this.send<Page>(new ListObjectsCommand({ ...base, Marker: token }));
+      yield page;
+      if (!page.IsTruncated || maxKeys) return;
+      token = v2 ? page.NextContinuationToken : (page.NextMarker ?? page.Contents?.at(-1)?.Key ?? page.CommonPrefixes?.at(-1)?.Prefix);
+      if (!token) return;
+    }
+  }
+
+  async list(dir: string): Promise<Obj[]> {
+    const prefix = this.dirPrefix(dir);
+    const out: Obj[] = [];
+    let seen = false;
+    for await (const page of this.pages(prefix, '/')) {
+      for (const p of page.CommonPrefixes ?? []) {
+        seen = true;
+        const name = p.Prefix!.slice(prefix.length).replace(/\/$/, '');
+        if (name) out.push({ name, size: 0, isDir: true, modified: new Date(0) });
+      }
+      for (const c of page.Contents ?? []) {
+        seen = true;
+        const name = c.Key!.slice(prefix.length);
+        if (name === '' || name === this.placeholder) continue;
+        const obj: Obj = { name, size: c.Size ?? 0, isDir: false, modified: c.LastModified ?? new Date(0) };
+        const etag = c.ETag?.replace(/"/g, '');
+        if (etag && /^[0-9a-f]{32}$/.test(etag)) obj.hash = { md5: etag };
+        out.push(obj);
+      }
+    }
+    if (!seen && prefix !== this.prefix) throw new ObjectNotFound();
+    return out;
+  }
+
+  private async head(key: string): Promise<{ size: number; modified: Date } | undefined> {
+    const { HeadObjectCommand } = loadS3();
+    try {
+      const h = await this.send<{ ContentLength?: number; LastModified?: Date }>(new HeadObjectCommand({ Bucket: this.bucket, Key: key }));
+      return { size: h.ContentLength ?? 0, modified: h.LastModified ?? new Date(0) };
+    } catch (err) {
+      if (err instanceof ObjectNotFound) return undefined;
+      throw err;
+    }
+  }
+
+  private async isDir(rel: string): Promise<boolean> {
+    const prefix = this.dirPrefix(rel);
+    if (prefix === this.prefix) return true;
+    for await (const page of this.pages(prefix, undefined, 1)) return (page.Contents?.length ?? 0) > 0;
+    return false;
+  }
+
+  async get(rel: string): Promise<Obj> {
+    const name = rel === '/' ? '' : path.posix.basename(peerPath('/', rel));
+    if (rel !== '/' && this.key(rel) !== '') {
+      const h = await this.head(this.key(rel));
+      if (h) return { name, size: h.size, isDir: false, modified: h.modified };
+    }
+    if (await this.isDir(rel)) return { name, size: 0, isDir: true, modified: new Date(0) };
+    throw new ObjectNotFound();
+  }
+
+  /** The object's URL on the endpoint: path-style when forced or the endpoint is an IP address, else virtual-host style. */
+  private objectUrl(key: string): URL {
+    const u = new URL(this.endpoint.href);
+    const encoded = key.split('/').map(rfc3986).join('/');
+    const base = u.pathname.replace(/\/$/, '');
+    if (this.pathStyle()) u.pathname = `${base}/${this.bucket}/${encoded}`;
+    else {
+      u.hostname = `${this.bucket}.${u.hostname}`;
+      u.pathname = `${base}/${encoded}`;
+    }
+    return u;
+  }
+
+  async link(rel: string): Promise<Link> {
+    const key = this.key(rel);
+    const h = await this.head(key);
+    if (!h) throw new ObjectNotFound();
+    const expires = Math.max(1, Math.round(Number(this.opts.sign_url_expire || 4) * 3600));
+    const query: Record<string, string> = {};
+    if (this.opts.add_filename_to_disposition) {
+      query['response-content-disposition'] = `attachment; filename*=UTF-8''${encodeURIComponent(path.posix.basename(key))}`;
+    }
+    let url = presignGet({
+      url: this.objectUrl(key),
+      region: this.region,
+      accessKeyId: String(this.opts.access_key_id),
+      secretAccessKey: String(this.opts.secret_access_key),
+      sessionToken: String(this.opts.session_token) || undefined,
+      expiresSeconds: expires,
+      query,
+    });
+    const custom = String(this.opts.custom_host ?? '').trim();
+    if (custom) {
+      // A CDN in front of the bucket: the same path and signature on another host.
+      const u = new URL(url);
+      const host = new URL(/^[a-z]+:\/\//i.test(custom) ? custom : `${u.protocol}//${custom}`);
+      let pathname = u.pathname;
+      if (this.opts.remove_bucket && this.pathStyle()) pathname = pathname.replace(`/${this.bucket}`, '') || '/';
+      url = `${host.protocol}//${host.host}${pathname}${u.search}`;
+    }
+    return {
+      url,
+      expiration: expires * 1000,
+      file: { size: h.size, modified: h.modified, open: (start, end) => this.openRange(key, start, end) },
+    };
+  }
+
+  private async openRange(key: string, start: number, end: number): Promise<Readable> {
+    const { GetObjectCommand } = loadS3();
+    const res = await this.send<{ Body?: Readable }>(new GetObjectCommand({ Bucket: this.bucket, Key: key, Range: `bytes=${start}-${end}` }));
+    if (!res.Body) throw new Error('the storage sent no body');
+    return res.Body;
+  }
+
+  async makeDir(parent: string, name: string): Promise<void> {
+    const { PutObjectCommand } = loadS3();
+    const key = `${this.dirPrefix(parent)}${checkSegment(name)}/${this.placeholder}`;
+    await this.send(new PutObjectCommand({ Bucket: this.bucket, Key: key, Body: '' }));
+  }
+
+  /** Every key below a folder prefix (placeholders included). */
+  private async keysUnder(prefix: string): Promise<string[]> {
+    const keys: string[] = [];
+    for await (const page of this.pages(prefix)) for (const c of page.Contents ?? []) keys.push(c.Key!);
+    return keys;
+  }
+
+  /** Server-side copy of a file or folder tree to a new path. */
+  private async copyPath(src: string, dst: string): Promise<{ keys: string[]; isDir: boolean }> {
+    const { CopyObjectCommand } = loadS3();
+    const copy = (from: string, to: string) =>
+      this.send(new CopyObjectCommand({ Bucket: this.bucket, Key: to, CopySource: copySource(this.bucket, from) }));
+    const obj = await this.get(src);
+    if (!obj.isDir) {
+      await copy(this.key(src), this.key(dst));
+      return { keys: [this.key(src)], isDir: false };
+    }
+    const from = this.dirPrefix(src);
+    const to = this.dirPrefix(dst);
+    const keys = await this.keysUnder(from);
+    for (let i = 0; i < keys.length; i += 8) await Promise.all(keys.slice(i, i + 8).map((k) => copy(k, to + k.slice(from.length))));
+    if (keys.length === 0) await this.makeDir(path.posix.dirname(dst), path.posix.basename(dst));
+    return { keys, isDir: true };
+  }
+
+  private async deleteKeys(keys: string[]): Promise<void> {
+    const { DeleteObjectsCommand } = loadS3();
+    for (let i = 0; i < keys.length; i += DELETE_BATCH) {
+      const res = await this.send<{ Errors?: Array<{ Key?: string; Code?: string }> }>(
+        new DeleteObjectsCommand({ Bucket: this.bucket, Delete: { Objects: keys.slice(i, i + DELETE_BATCH).map((Key) => ({ Key })), Quiet: true } }),
+      );
+      const failed = res.Errors?.[0];
+      if (failed) throw failed.Code === 'AccessDenied' ? new PermissionDenied(failed.Key) : new Error(`delete of ${failed.Key} failed: ${failed.Code}`);
+    }
+  }
+
+  async copy(src: string, dstDir: string): Promise<void> {
+    await this.copyPath(src, path.posix.join(peerPath('/', dstDir), path.posix.basename(peerPath('/', src))));
+  }
+
+  /** S3 has no rename: copy, then delete the source (a folder key by key). */
+  private async relocate(src: string, dst: string): Promise<void> {
+    const { keys } = await this.copyPath(src, dst);
+    await this.deleteKeys(keys);
+  }
+
+  async rename(rel: string, newName: string): Promise<void> {
+    const p = peerPath('/', rel);
+    await this.relocate(p, path.posix.join(path.posix.dirname(p), checkSegment(newName)));
+  }
+
+  async move(src: string, dstDir: string): Promise<void> {
+    const p = peerPath('/', src);
+    await this.relocate(p, path.posix.join(peerPath('/', dstDir), path.posix.basename(p)));
+  }
+
+  async remove(rel: string): Promise<void> {
+    if (this.dirPrefix(rel) === this.prefix) throw new Error('the root folder can not be removed');
+    const obj = await this.get(rel);
+    await this.deleteKeys(obj.isDir ? await this.keysUnder(this.dirPrefix(rel)) : [this.key(rel)]);
+  }
+
+  /**
+   * Streams into the object with a multipart upload (one PUT when it fits one part): S3 makes the
+   * object visible only once the upload completes, and a failed upload is aborted.
+   */
+  async put(dstDir: string, up: UploadStream): Promise<void> {
+    const { Upload } = loadUpload();
+    const key = `${this.dirPrefix(dstDir)}${checkSegment(up.name)}`;
+    const checked = new CheckedStream(up);
+    pipeline(up.stream, checked, () => undefined);
+    const upload = new Upload({
+      client: this.client,
+      params: { Bucket: this.bucket, Key: key, Body: checked, ContentType: up.mimetype || undefined },
+      partSize: PART_SIZE,
+      queueSize: PART_QUEUE,
+      leavePartsOnError: false,
+    });
+    const abort = () => void upload.abort().catch(() => undefined);
+    up.signal?.addEventListener('abort', abort, { once: true });
+    try {
+      await upload.done();
+    } catch (err) {
+      checked.destroy();
+      throw err instanceof Error && err.name === 'UploadIntegrityError' ? err : s3Error(err);
+    } finally {
+      up.signal?.removeEventListener('abort', abort);
+    }
+  }
+}
+
+const create = (addition: Record<string, unknown>) => new S3Driver(readAddition(ADDITIONAL, addition));
+
+export const s3Driver: DriverFactory = {
+  config: driverConfig({ name: 'S3', localSort: true, checkStatus: true, defaultRoot: '/' }),
+  additional: ADDITIONAL,
+  create,
+};
+
+/** DogeCloud's S3-compatible storage: the same driver and fields under its own name. */
+export const dogeDriver: DriverFactory = { ...s3Driver, config: { ...s3Driver.config, name: 'Doge' } };
