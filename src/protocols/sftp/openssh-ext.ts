@@ -71,12 +71,11 @@ export function advertiseExtensions(sftp: SFTPWrapper, log: Logger): boolean {
   const internals = internalsOf(sftp, log);
   if (!internals) return false;
   const proto = internals._protocol;
-  const own = Object.prototype.hasOwnProperty.call(proto, 'channelData');
+  // Another channel of the same connection is being set up: it goes without the extensions.
+  if (Object.prototype.hasOwnProperty.call(proto, 'channelData')) return false;
   const original = proto.channelData;
   const restore = () => {
-    if (proto.channelData !== wrapped) return;
-    if (own) proto.channelData = original;
-    else delete (proto as Partial<Internals['_protocol']>).channelData;
+    if (proto.channelData === wrapped) delete (proto as Partial<Internals['_protocol']>).channelData;
   };
   const wrapped = function (this: unknown, id: number, data: Buffer) {
     const out = internals.outgoing;
@@ -91,8 +90,6 @@ export function advertiseExtensions(sftp: SFTPWrapper, log: Logger): boolean {
     }
     return original.call(this, id, data);
   };
-  // Another channel of the same connection may be wrapping too: only the outermost restores.
-  if (own) return false;
   proto.channelData = wrapped;
   // ssh2 emits 'ready' right after sending VERSION: by then the wrapper has done its work.
   sftp.once('ready', restore);
