@@ -282,15 +282,26 @@ describe.each(BACKENDS)('SFTP server with the ssh2 client on $name', (backend) =
     expect(readFileSync(path.join(root, 'ooo.bin')).equals(body)).toBe(true);
     expect(readdirSync(spoolDir)).toEqual([]);
 
-    // in order first (streamed), then a gap filled later; bytes already streamed stay final
+    // in order first (streamed, and kept while under 1 MiB), then a gap filled later and a rewrite
     const h2 = await call<Buffer>(a.sftp, 'open', '/s/gap.bin', 'w');
     const parts = [randomBytes(1000), randomBytes(1000), randomBytes(500)];
     await write(h2, parts[0]!, 0);
     await write(h2, parts[2]!, 2000);
     await write(h2, parts[1]!, 1000);
-    await expect(write(h2, randomBytes(10), 500)).rejects.toMatchObject({ code: 8, message: expect.stringMatching(/already streamed/) });
+    const fix = randomBytes(10);
+    await write(h2, fix, 500);
     await call(a.sftp, 'close', h2);
-    expect(readFileSync(path.join(root, 'gap.bin')).equals(Buffer.concat(parts))).toBe(true);
+    const gapped = Buffer.concat(parts);
+    fix.copy(gapped, 500);
+    expect(readFileSync(path.join(root, 'gap.bin')).equals(gapped)).toBe(true);
+    // beyond the first MiB streamed, bytes already sent to the storage are final
+    const big = randomBytes(1536 * 1024);
+    const h6 = await call<Buffer>(a.sftp, 'open', '/s/big.bin', 'w');
+    await write(h6, big, 0);
+    await expect(write(h6, randomBytes(10), 500)).rejects.toMatchObject({ code: 8, message: expect.stringMatching(/already streamed/) });
+    await write(h6, Buffer.from('tail'), big.length + 10);
+    await call(a.sftp, 'close', h6);
+    expect(readFileSync(path.join(root, 'big.bin')).equals(Buffer.concat([big, Buffer.alloc(10), Buffer.from('tail')]))).toBe(true);
 
     // APPEND adds at the end whatever the offset; an open without TRUNC updates in place
     writeFileSync(path.join(root, 'app.txt'), 'abc');
@@ -311,7 +322,7 @@ describe.each(BACKENDS)('SFTP server with the ssh2 client on $name', (backend) =
     await call(a.sftp, 'close', h5);
     expect(readFileSync(path.join(root, 'upd.txt'), 'utf8')).toBe('012X');
     expect(readdirSync(spoolDir)).toEqual([]);
-    for (const f of ['ooo.bin', 'gap.bin', 'app.txt', 'upd.txt']) rmSync(path.join(root, f));
+    for (const f of ['ooo.bin', 'gap.bin', 'big.bin', 'app.txt', 'upd.txt']) rmSync(path.join(root, f));
   });
 
   it('a dropped spooled upload leaves no file, no temporary file and no spool', async () => {

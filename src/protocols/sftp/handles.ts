@@ -6,6 +6,9 @@ import type { Spool } from './spool.js';
 /** Bytes read ahead from a download stream before it is paused. */
 const READ_AHEAD = 1 << 20;
 
+/** Bytes of a streamed upload kept in memory, so that a rewrite among them can still be served. */
+const KEEP_HEAD = 1 << 20;
+
 /** Raised for a write at an offset the streaming upload can not take. */
 export class UnsupportedWrite extends Error {}
 
@@ -137,20 +140,24 @@ export interface UploadOptions {
  * An open file being written, stored by one `fs` put (a temporary file renamed into place when
  * the handle is closed). Writes at the current end stream straight into the put; from the first
  * write anywhere else (or from the open, when an existing file is updated) the rest of the file
- * goes into a random-access spool under temp_dir, streamed into the same put on close. Bytes
- * already streamed can not be rewritten. A handle aborted before close stores nothing and
- * removes its spool.
+ * goes into a random-access spool under temp_dir, streamed into the same put on close. The first
+ * `KEEP_HEAD` bytes streamed are also kept in memory: a rewrite among them restarts the put with
+ * the whole file spooled; bytes streamed beyond them are final. A handle aborted before close
+ * stores nothing and removes its spool.
  */
 export class UploadHandle {
-  readonly stream = new PassThrough({ highWaterMark: 1 << 20 });
+  private stream!: PassThrough;
   /** Bytes streamed into the put: the file's first `streamed` bytes. */
   private streamed = 0;
+  /** The streamed bytes while they are at most `KEEP_HEAD`. */
+  private head: Buffer[] | undefined = [];
   /** Once spooling: the file from offset `streamed` on. */
   private spool?: Promise<Spool>;
   /** Spool work, one step after another (overlapping writes land in request order). */
   private queue: Promise<unknown> = Promise.resolve();
   private failure?: Error;
-  readonly done: Promise<void>;
+  private disposing?: Promise<void>;
+  private done!: Promise<void>;
   /** A modification time the client set while writing, applied once the file is stored. */
   modified?: Date;
 
@@ -158,17 +165,42 @@ export class UploadHandle {
     readonly path: string,
     private readonly opts: UploadOptions,
   ) {
-    this.done = opts.start(this.stream);
-    this.done.catch((err: Error) => {
-      this.failure ??= err;
-      this.stream.resume();
-    });
+    this.startPut();
     if (opts.seed) this.startSpool(opts.seed);
   }
 
-  /** Whether the upload went to a spool (out-of-order writes or an update of an existing file). */
-  get spooled(): boolean {
-    return this.spool !== undefined;
+  private startPut(): void {
+    const stream = new PassThrough({ highWaterMark: 1 << 20 });
+    // A put dropped before its driver reads the stream must not leave the error unheard.
+    stream.on('error', () => undefined);
+    const done = this.opts.start(stream);
+    done.catch((err: Error) => {
+      if (this.stream !== stream) return;
+      this.failure ??= err;
+      stream.resume();
+    });
+    this.stream = stream;
+    this.done = done;
+  }
+
+  /**
+   * Spools the rest of the file. While the streamed bytes are still kept in memory, their put is
+   * dropped and the whole file is spooled (so any byte can still be rewritten).
+   */
+  private switchToSpool(): void {
+    if (this.spool) return;
+    if (this.streamed === 0 || !this.head) {
+      this.startSpool();
+      return;
+    }
+    const head = Buffer.concat(this.head);
+    const old = this.stream;
+    this.startPut();
+    old.destroy(new Error('restarted as a spooled upload'));
+    this.streamed = 0;
+    this.head = undefined;
+    this.startSpool();
+    void this.serial((sp) => sp.write(0, head)).catch(() => undefined);
   }
 
   /** The file's size so far (after the writes received before this call). */
@@ -180,16 +212,16 @@ export class UploadHandle {
   async write(offset: number, data: Buffer): Promise<void> {
     if (this.failure) throw this.failure;
     if (!this.spool && (offset === this.streamed || this.opts.append)) return this.push(data);
+    this.switchToSpool();
     if (offset < this.streamed && !this.opts.append) throw new UnsupportedWrite(`rewriting the first ${this.streamed} bytes, already streamed to the storage, is not supported`);
-    this.startSpool();
     await this.serial((sp) => sp.write(this.opts.append ? sp.size : offset - this.streamed, data));
   }
 
   /** SETSTAT of the size: cuts or extends the part of the file not yet streamed. */
   async truncate(size: number): Promise<void> {
     if (size === (await this.size())) return;
+    this.switchToSpool();
     if (size < this.streamed) throw new UnsupportedWrite(`cutting the first ${this.streamed} bytes, already streamed to the storage, is not supported`);
-    this.startSpool();
     await this.serial((sp) => sp.truncate(size - this.streamed));
   }
 
@@ -219,15 +251,18 @@ export class UploadHandle {
 
   private async push(data: Buffer): Promise<void> {
     this.streamed += data.length;
-    if (!this.stream.write(data)) {
+    if (this.head && this.streamed <= KEEP_HEAD) this.head.push(data);
+    else this.head = undefined;
+    const stream = this.stream;
+    if (!stream.write(data)) {
       await new Promise<void>((resolve) => {
         const done = () => {
-          this.stream.off('drain', done);
-          this.stream.off('close', done);
+          stream.off('drain', done);
+          stream.off('close', done);
           resolve();
         };
-        this.stream.on('drain', done);
-        this.stream.on('close', done);
+        stream.on('drain', done);
+        stream.on('close', done);
       });
     }
     if (this.failure) throw this.failure;
@@ -255,15 +290,14 @@ export class UploadHandle {
     void this.dispose();
   }
 
-  private disposing?: Promise<void>;
   /** Removes the spool once the work on it has stopped. */
   private dispose(): Promise<void> {
     const spool = this.spool;
     if (!spool) return Promise.resolve();
-    this.disposing ??= this.queue.then(() => spool).then(
-      (sp) => sp.dispose(),
-      () => undefined,
-    );
+    this.disposing ??= this.queue
+      .then(() => spool)
+      .then((sp) => sp.dispose())
+      .catch(() => undefined);
     return this.disposing;
   }
 }
