@@ -1,6 +1,6 @@
 import { execFile, execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statfsSync, statSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
@@ -122,6 +122,22 @@ describe.skipIf(missing.length > 0)('SFTP with OpenSSH sftp and rclone against a
     expect(readFileSync(path.join(files, 'k.txt'), 'utf8')).toBe('by key');
     const keys = (await callApi(base, 'GET', '/api/me/sshkey/list', { token })).data.content;
     expect(Date.parse(keys[0].last_used_time)).toBeGreaterThan(Date.parse(keys[0].added_time));
+  }, 60_000);
+
+  it('OpenSSH sftp -b: put -a resumes a partial upload; df and df -h show the storage size', async () => {
+    const body = randomBytes(3 * 1024 * 1024 + 5);
+    writeFileSync(path.join(work, 'resume.bin'), body);
+    // the part already there differs from the local file: only the rest may be sent
+    const partial = Buffer.alloc(1_000_000, 0x58);
+    writeFileSync(path.join(files, 'resume.bin'), partial);
+    const { stdout } = await withPassword(['put -a resume.bin /resume.bin', 'df', 'df -h']);
+    expect(readFileSync(path.join(files, 'resume.bin')).equals(Buffer.concat([partial, body.subarray(partial.length)]))).toBe(true);
+    expect(readdirSync(path.join(data, 'temp', 'sftp-spool'))).toEqual([]);
+    // df: sizes in KiB of the Local storage's file system; df -h: the same scaled
+    const real = statfsSync(files);
+    expect(stdout).toMatch(/Size\s+Used\s+Avail\s+\(root\)\s+%Capacity/);
+    expect(stdout).toMatch(new RegExp(`^\\s*${Math.floor((real.blocks * real.bsize) / 1024)}\\s+\\d+\\s+\\d+\\s+\\d+\\s+\\d+%`, 'm'));
+    expect(stdout).toMatch(/^\s*[\d.]+[KMGTPE]B\s+[\d.]+[KMGTPE]?B\s+[\d.]+[KMGTPE]?B\s+[\d.]+[KMGTPE]?B\s+\d+%/m);
   }, 60_000);
 
   it('rclone sftp backend: copy and check of 1 000 files', async () => {

@@ -1,6 +1,6 @@
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statfsSync, statSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { Client, type FileEntry, type ParsedKey, type Stats, utils } from 'ssh2';
@@ -128,8 +128,9 @@ describe.each(BACKENDS)('SFTP server with the ssh2 client on $name', (backend) =
     expect(existsSync(path.join(root, 'up.bin'))).toBe(false);
     writeFileSync(path.join(root, 'other.txt'), 'other');
     await expect(call(a.sftp, 'rename', '/s/other.txt', '/s/hello.txt')).rejects.toThrow(/exists/);
-    // ssh2's server advertises no extensions; a client sending posix-rename anyway is served
-    (a.sftp as unknown as { _extensions: Record<string, string> })._extensions['posix-rename@openssh.com'] = '1';
+    // advertised in the VERSION reply (hardlink is not)
+    const exts = (a.sftp as unknown as { _extensions: Record<string, string> })._extensions;
+    expect(exts).toEqual({ 'posix-rename@openssh.com': '1', 'statvfs@openssh.com': '2', 'fstatvfs@openssh.com': '2' });
     writeFileSync(path.join(root, 'hello2.txt'), 'replaced');
     await call(a.sftp, 'ext_openssh_rename', '/s/other.txt', '/s/hello2.txt');
     expect(readFileSync(path.join(root, 'hello2.txt'), 'utf8')).toBe('other');
@@ -261,6 +262,96 @@ describe.each(BACKENDS)('SFTP server with the ssh2 client on $name', (backend) =
     }
     expect(existsSync(path.join(root, 'dropped.bin'))).toBe(false);
     expect(readFileSync(path.join(root, 'hello.txt'), 'utf8')).toBe('hello world');
+  });
+
+  it('writes at any offset: out of order, overlapping rewrites, appends and updates of existing files', async () => {
+    const spoolDir = path.join(s.core.config.temp_dir, 'sftp-spool');
+    const write = (h: Buffer, data: Buffer, at: number) => call(a.sftp, 'write', h, data, 0, data.length, at);
+    // out of order from the start, then a rewrite overlapping both halves
+    const body = randomBytes(300_000);
+    const h = await call<Buffer>(a.sftp, 'open', '/s/ooo.bin', 'w');
+    await write(h, body.subarray(100_000), 100_000);
+    expect(readdirSync(spoolDir).length).toBe(1);
+    await write(h, body.subarray(0, 100_000), 0);
+    const patch = randomBytes(50_000);
+    await write(h, patch, 80_000);
+    patch.copy(body, 80_000);
+    expect((await call<Stats>(a.sftp, 'fstat', h)).size).toBe(300_000);
+    expect(existsSync(path.join(root, 'ooo.bin'))).toBe(false);
+    await call(a.sftp, 'close', h);
+    expect(readFileSync(path.join(root, 'ooo.bin')).equals(body)).toBe(true);
+    expect(readdirSync(spoolDir)).toEqual([]);
+
+    // in order first (streamed, and kept while under 1 MiB), then a gap filled later and a rewrite
+    const h2 = await call<Buffer>(a.sftp, 'open', '/s/gap.bin', 'w');
+    const parts = [randomBytes(1000), randomBytes(1000), randomBytes(500)];
+    await write(h2, parts[0]!, 0);
+    await write(h2, parts[2]!, 2000);
+    await write(h2, parts[1]!, 1000);
+    const fix = randomBytes(10);
+    await write(h2, fix, 500);
+    await call(a.sftp, 'close', h2);
+    const gapped = Buffer.concat(parts);
+    fix.copy(gapped, 500);
+    expect(readFileSync(path.join(root, 'gap.bin')).equals(gapped)).toBe(true);
+    // beyond the first MiB streamed, bytes already sent to the storage are final
+    const big = randomBytes(1536 * 1024);
+    const h6 = await call<Buffer>(a.sftp, 'open', '/s/big.bin', 'w');
+    await write(h6, big, 0);
+    await expect(write(h6, randomBytes(10), 500)).rejects.toMatchObject({ code: 8, message: expect.stringMatching(/already streamed/) });
+    await write(h6, Buffer.from('tail'), big.length + 10);
+    await call(a.sftp, 'close', h6);
+    expect(readFileSync(path.join(root, 'big.bin')).equals(Buffer.concat([big, Buffer.alloc(10), Buffer.from('tail')]))).toBe(true);
+
+    // APPEND adds at the end whatever the offset; an open without TRUNC updates in place
+    writeFileSync(path.join(root, 'app.txt'), 'abc');
+    const h3 = await call<Buffer>(a.sftp, 'open', '/s/app.txt', 'a');
+    await write(h3, Buffer.from('def'), 0);
+    await write(h3, Buffer.from('ghi'), 0);
+    await call(a.sftp, 'close', h3);
+    expect(readFileSync(path.join(root, 'app.txt'), 'utf8')).toBe('abcdefghi');
+    writeFileSync(path.join(root, 'upd.txt'), '0123456789');
+    const h4 = await call<Buffer>(a.sftp, 'open', '/s/upd.txt', 'r+');
+    await write(h4, Buffer.from('XY'), 3);
+    await write(h4, Buffer.from('END'), 12);
+    expect((await call<Stats>(a.sftp, 'fstat', h4)).size).toBe(15);
+    await call(a.sftp, 'close', h4);
+    expect(readFileSync(path.join(root, 'upd.txt'))).toEqual(Buffer.from('012XY56789\0\0END'));
+    const h5 = await call<Buffer>(a.sftp, 'open', '/s/upd.txt', 'r+');
+    await call(a.sftp, 'fsetstat', h5, { size: 4 });
+    await call(a.sftp, 'close', h5);
+    expect(readFileSync(path.join(root, 'upd.txt'), 'utf8')).toBe('012X');
+    expect(readdirSync(spoolDir)).toEqual([]);
+    for (const f of ['ooo.bin', 'gap.bin', 'big.bin', 'app.txt', 'upd.txt']) rmSync(path.join(root, f));
+  });
+
+  it('a dropped spooled upload leaves no file, no temporary file and no spool', async () => {
+    const spoolDir = path.join(s.core.config.temp_dir, 'sftp-spool');
+    const tmpDir = path.join(root, '.atrium-tmp');
+    const d = await connectSftp(srv.port, { username: 'admin', password: 'admin-pass-1' });
+    const h = await call<Buffer>(d.sftp, 'open', '/s/spooled.bin', 'w');
+    await call(d.sftp, 'write', h, randomBytes(256 * 1024), 0, 256 * 1024, 256 * 1024);
+    await call(d.sftp, 'write', h, randomBytes(256 * 1024), 0, 256 * 1024, 0);
+    expect(readdirSync(spoolDir).length).toBe(1);
+    d.client.end();
+    await waitUntil(() => readdirSync(spoolDir).length === 0 && (!existsSync(tmpDir) || readdirSync(tmpDir).length === 0));
+    expect(existsSync(path.join(root, 'spooled.bin'))).toBe(false);
+  });
+
+  it('statvfs and fstatvfs answer the file system of a Local storage', async () => {
+    type Vfs = { f_bsize: number; f_frsize: number; f_blocks: number; f_bfree: number; f_flag: number; f_namemax: number };
+    const real = statfsSync(root);
+    const st = await call<Vfs>(a.sftp, 'ext_openssh_statvfs', '/s/dir');
+    expect(st).toMatchObject({ f_bsize: real.bsize, f_frsize: real.bsize, f_blocks: real.blocks, f_namemax: 255 });
+    expect(st.f_bfree).toBeGreaterThan(0);
+    const h = await call<Buffer>(a.sftp, 'open', '/s/hello.txt', 'r');
+    expect(await call<Vfs>(a.sftp, 'ext_openssh_fstatvfs', h)).toMatchObject({ f_blocks: real.blocks });
+    await call(a.sftp, 'close', h);
+    // a user without the write bit sees a read-only file system; hidden paths are not found
+    const r = await open('reader', 'r-pass');
+    await expect(call(r.sftp, 'ext_openssh_statvfs', '/s/secret.txt')).rejects.toMatchObject({ code: NO_SUCH_FILE });
+    expect((await call<Vfs>(r.sftp, 'ext_openssh_statvfs', '/s')).f_flag & 1).toBe(1);
+    expect(st.f_flag & 1).toBe(0);
   });
 
   it('public-key login with a key registered through /api/me/sshkey/add updates last_used_time', async () => {

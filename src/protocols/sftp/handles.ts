@@ -1,10 +1,13 @@
 import { PassThrough, type Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
 import type { Obj } from '../../drivers/types.js';
+import type { Spool } from './spool.js';
 
 /** Bytes read ahead from a download stream before it is paused. */
 const READ_AHEAD = 1 << 20;
-/** Bytes of writes that arrived ahead of a gap an upload may hold before it fails. */
-const MAX_REORDER = 64 << 20;
+
+/** Bytes of a streamed upload kept in memory, so that a rewrite among them can still be served. */
+const KEEP_HEAD = 1 << 20;
 
 /** Raised for a write at an offset the streaming upload can not take. */
 export class UnsupportedWrite extends Error {}
@@ -122,65 +125,144 @@ export class DownloadHandle {
   }
 }
 
+export interface UploadOptions {
+  /** Starts the `fs` put that stores what the stream carries (temporary file renamed into place). */
+  start(stream: Readable): Promise<void>;
+  /** Makes an empty spool under temp_dir. */
+  spool(): Promise<Spool>;
+  /** The file's current content, when the upload updates an existing file (open without TRUNC). */
+  seed?(): Promise<Readable>;
+  /** SSH_FXF_APPEND: every write goes to the end of the file, whatever its offset. */
+  append?: boolean;
+}
+
 /**
- * An open file being written. Writes stream in offset order into one `fs` put (a temporary
- * file renamed into place when the handle is closed); writes arriving ahead of a gap wait in
- * memory (bounded) until it is filled. A handle aborted before close stores nothing.
+ * An open file being written, stored by one `fs` put (a temporary file renamed into place when
+ * the handle is closed). Writes at the current end stream straight into the put; from the first
+ * write anywhere else (or from the open, when an existing file is updated) the rest of the file
+ * goes into a random-access spool under temp_dir, streamed into the same put on close. The first
+ * `KEEP_HEAD` bytes streamed are also kept in memory: a rewrite among them restarts the put with
+ * the whole file spooled; bytes streamed beyond them are final. A handle aborted before close
+ * stores nothing and removes its spool.
  */
 export class UploadHandle {
-  readonly stream = new PassThrough({ highWaterMark: 1 << 20 });
-  /** Bytes accepted in order so far. */
-  written = 0;
-  private ahead = new Map<number, Buffer>();
-  private aheadBytes = 0;
+  private stream!: PassThrough;
+  /** Bytes streamed into the put: the file's first `streamed` bytes. */
+  private streamed = 0;
+  /** The streamed bytes while they are at most `KEEP_HEAD`. */
+  private head: Buffer[] | undefined = [];
+  /** Once spooling: the file from offset `streamed` on. */
+  private spool?: Promise<Spool>;
+  /** Spool work, one step after another (overlapping writes land in request order). */
+  private queue: Promise<unknown> = Promise.resolve();
   private failure?: Error;
-  readonly done: Promise<void>;
+  private disposing?: Promise<void>;
+  private done!: Promise<void>;
   /** A modification time the client set while writing, applied once the file is stored. */
   modified?: Date;
 
   constructor(
     readonly path: string,
-    start: (stream: Readable) => Promise<void>,
+    private readonly opts: UploadOptions,
   ) {
-    this.done = start(this.stream);
-    this.done.catch((err: Error) => {
-      this.failure ??= err;
-      this.stream.resume();
-    });
+    this.startPut();
+    if (opts.seed) this.startSpool(opts.seed);
   }
 
-  get size(): number {
-    return this.written + this.aheadBytes;
+  private startPut(): void {
+    const stream = new PassThrough({ highWaterMark: 1 << 20 });
+    // A put dropped before its driver reads the stream must not leave the error unheard.
+    stream.on('error', () => undefined);
+    const done = this.opts.start(stream);
+    done.catch((err: Error) => {
+      if (this.stream !== stream) return;
+      this.failure ??= err;
+      stream.resume();
+    });
+    this.stream = stream;
+    this.done = done;
+  }
+
+  /**
+   * Spools the rest of the file. While the streamed bytes are still kept in memory, their put is
+   * dropped and the whole file is spooled (so any byte can still be rewritten).
+   */
+  private switchToSpool(): void {
+    if (this.spool) return;
+    if (this.streamed === 0 || !this.head) {
+      this.startSpool();
+      return;
+    }
+    const head = Buffer.concat(this.head);
+    const old = this.stream;
+    this.startPut();
+    old.destroy(new Error('restarted as a spooled upload'));
+    this.streamed = 0;
+    this.head = undefined;
+    this.startSpool();
+    void this.serial((sp) => sp.write(0, head)).catch(() => undefined);
+  }
+
+  /** The file's size so far (after the writes received before this call). */
+  async size(): Promise<number> {
+    if (!this.spool) return this.streamed;
+    return this.serial(async (sp) => this.streamed + sp.size);
   }
 
   async write(offset: number, data: Buffer): Promise<void> {
     if (this.failure) throw this.failure;
-    if (offset < this.written) throw new UnsupportedWrite('rewriting bytes already written is not supported: files are written from start to end');
-    if (offset > this.written) {
-      if (this.aheadBytes + data.length > MAX_REORDER) throw new UnsupportedWrite('writes too far ahead of the end of the file: files are written from start to end');
-      this.ahead.set(offset, data);
-      this.aheadBytes += data.length;
-      return;
-    }
-    await this.push(data);
-    for (let next = this.ahead.get(this.written); next; next = this.ahead.get(this.written)) {
-      this.ahead.delete(this.written);
-      this.aheadBytes -= next.length;
-      await this.push(next);
-    }
+    if (!this.spool && (offset === this.streamed || this.opts.append)) return this.push(data);
+    this.switchToSpool();
+    if (offset < this.streamed && !this.opts.append) throw new UnsupportedWrite(`rewriting the first ${this.streamed} bytes, already streamed to the storage, is not supported`);
+    await this.serial((sp) => sp.write(this.opts.append ? sp.size : offset - this.streamed, data));
+  }
+
+  /** SETSTAT of the size: cuts or extends the part of the file not yet streamed. */
+  async truncate(size: number): Promise<void> {
+    if (size === (await this.size())) return;
+    this.switchToSpool();
+    if (size < this.streamed) throw new UnsupportedWrite(`cutting the first ${this.streamed} bytes, already streamed to the storage, is not supported`);
+    await this.serial((sp) => sp.truncate(size - this.streamed));
+  }
+
+  private startSpool(seed?: () => Promise<Readable>): void {
+    if (this.spool) return;
+    this.spool = this.opts.spool().then(async (sp) => {
+      try {
+        if (this.failure) throw this.failure;
+        if (seed) await sp.seed(await seed());
+        return sp;
+      } catch (err) {
+        await sp.dispose();
+        throw err;
+      }
+    });
+    this.spool.catch((err: Error) => this.abort(err));
+  }
+
+  private serial<T>(work: (sp: Spool) => Promise<T>): Promise<T> {
+    const next = this.queue.then(async () => {
+      if (this.failure) throw this.failure;
+      return work(await this.spool!);
+    });
+    this.queue = next.catch(() => undefined);
+    return next;
   }
 
   private async push(data: Buffer): Promise<void> {
-    this.written += data.length;
-    if (!this.stream.write(data)) {
+    this.streamed += data.length;
+    if (this.head && this.streamed <= KEEP_HEAD) this.head.push(data);
+    else this.head = undefined;
+    const stream = this.stream;
+    if (!stream.write(data)) {
       await new Promise<void>((resolve) => {
         const done = () => {
-          this.stream.off('drain', done);
-          this.stream.off('close', done);
+          stream.off('drain', done);
+          stream.off('close', done);
           resolve();
         };
-        this.stream.on('drain', done);
-        this.stream.on('close', done);
+        stream.on('drain', done);
+        stream.on('close', done);
       });
     }
     if (this.failure) throw this.failure;
@@ -188,16 +270,35 @@ export class UploadHandle {
 
   /** Ends the file and waits until it is stored under its name. */
   async close(): Promise<void> {
-    if (this.ahead.size > 0 && !this.failure) this.abort(new UnsupportedWrite('the file has a gap: some bytes were never written'));
-    else this.stream.end();
-    await this.done;
+    try {
+      if (this.spool) await this.serial((sp) => pipeline(sp.read(), this.stream));
+      else this.stream.end();
+    } catch (err) {
+      this.abort(err as Error);
+    }
+    try {
+      await this.done;
+    } finally {
+      await this.dispose();
+    }
   }
 
-  /** Drops the upload: nothing is stored. */
+  /** Drops the upload: nothing is stored, the spool is removed. */
   abort(err = new Error('the upload was not completed')): void {
     this.failure ??= err;
-    this.ahead.clear();
     this.stream.destroy(err);
+    void this.dispose();
+  }
+
+  /** Removes the spool once the work on it has stopped. */
+  private dispose(): Promise<void> {
+    const spool = this.spool;
+    if (!spool) return Promise.resolve();
+    this.disposing ??= this.queue
+      .then(() => spool)
+      .then((sp) => sp.dispose())
+      .catch(() => undefined);
+    return this.disposing;
   }
 }
 

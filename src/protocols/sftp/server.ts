@@ -1,3 +1,5 @@
+import { rm } from 'node:fs/promises';
+import path from 'node:path';
 import type * as Ssh2 from 'ssh2';
 import type { CipherAlgorithm, Connection } from 'ssh2';
 import { parseListen } from '../../config/load.js';
@@ -9,6 +11,8 @@ import { UserFs } from '../user-fs.js';
 import { authenticate } from './auth.js';
 import { loadHostKey } from './host-key.js';
 import { serveSftp } from './session.js';
+import { SPOOL_FOLDER } from './spool.js';
+import { storageSpace } from './space.js';
 
 const loadSsh2 = lazyRequire<typeof Ssh2>('ssh2');
 
@@ -26,6 +30,8 @@ export async function startSftpServer(core: Core, listen = core.config.sftp.list
   const ssh2 = loadSsh2();
   const { host, port } = parseListen('sftp.listen', listen);
   const hostKey = await loadHostKey(ssh2, core.dataDir);
+  // Spools of uploads cut short by a crash: nobody owns them any more.
+  await rm(path.join(core.config.temp_dir, SPOOL_FOLDER), { recursive: true, force: true });
   const log = core.log.child({ service: 'sftp' });
   const clients = new Set<Connection>();
   const banner = core.settings.get('announcement');
@@ -48,7 +54,7 @@ export async function startSftpServer(core: Core, listen = core.config.sftp.list
         const session = accept();
         session.on('sftp', (acceptSftp) => {
           if (!user) return;
-          serveSftp(acceptSftp(), new UserFs(core, user), log);
+          serveSftp(acceptSftp(), new UserFs(core, user), log, { tempDir: core.config.temp_dir, spaceOf: (p) => storageSpace(core, p) });
         });
       });
     });

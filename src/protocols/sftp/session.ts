@@ -6,6 +6,8 @@ import type { Logger } from '../../logger.js';
 import { lsLine } from '../ls-line.js';
 import { isNotFound, type UserFs } from '../user-fs.js';
 import { DirHandle, DownloadHandle, UnsupportedWrite, UploadHandle } from './handles.js';
+import { advertiseExtensions, sendExtendedReply, statvfsBody, VFS_FLAG, type VfsStats } from './openssh-ext.js';
+import { Spool } from './spool.js';
 
 /** SFTP v3 status codes and open flags (draft-ietf-secsh-filexfer-02). */
 export const STATUS = { OK: 0, EOF: 1, NO_SUCH_FILE: 2, PERMISSION_DENIED: 3, FAILURE: 4, BAD_MESSAGE: 5, OP_UNSUPPORTED: 8 } as const;
@@ -33,11 +35,18 @@ function statusOf(err: unknown): { code: number; message: string } {
   return { code: STATUS.FAILURE, message: (err as Error)?.message ?? 'failure' };
 }
 
+export interface SessionOptions {
+  /** temp_dir: spools of uploads written out of order go into a folder of it. */
+  tempDir: string;
+  /** File system figures of the storage holding a virtual path; undefined when it reports none. */
+  spaceOf(virtualPath: string): Promise<VfsStats | undefined>;
+}
+
 /**
  * Serves one SFTP channel for one user over `UserFs`: every request is answered once, errors as
  * SFTP status codes; uploads still open when the channel goes away are dropped, storing nothing.
  */
-export function serveSftp(sftp: SFTPWrapper, ufs: UserFs, log: Logger): void {
+export function serveSftp(sftp: SFTPWrapper, ufs: UserFs, log: Logger, opts: SessionOptions): void {
   const handles = new Map<number, Handle>();
   let nextHandle = 1;
   const owner = ufs.user.username.replace(/\s/g, '_') || 'atrium';
@@ -97,7 +106,7 @@ export function serveSftp(sftp: SFTPWrapper, ufs: UserFs, log: Logger): void {
       const h = anyHandle(buf);
       if (h instanceof UploadHandle) {
         const now = Math.floor(Date.now() / 1000);
-        sftp.attrs(reqId, { mode: 0o100000 | (writable ? 0o644 : 0o444), uid: 0, gid: 0, size: h.size, atime: now, mtime: now });
+        sftp.attrs(reqId, { mode: 0o100000 | (writable ? 0o644 : 0o444), uid: 0, gid: 0, size: await h.size(), atime: now, mtime: now });
       } else if (h instanceof DownloadHandle) sftp.attrs(reqId, attrsOf(h.obj));
       else sftp.attrs(reqId, attrsOf(await ufs.stat(h.path)));
     }),
@@ -106,7 +115,6 @@ export function serveSftp(sftp: SFTPWrapper, ufs: UserFs, log: Logger): void {
   sftp.on('OPEN', (reqId, filename, flags) =>
     run(reqId, 'open', async () => {
       const p = ufs.virtual(filename);
-      if (flags & FLAG.APPEND) throw new SftpStatus(STATUS.OP_UNSUPPORTED, 'appending to a file is not supported');
       if (!(flags & FLAG.WRITE)) {
         const obj = await ufs.stat(p);
         if (obj.isDir) throw new SftpStatus(STATUS.FAILURE, 'is a folder');
@@ -115,7 +123,14 @@ export function serveSftp(sftp: SFTPWrapper, ufs: UserFs, log: Logger): void {
       }
       const existing = await ufs.checkUpload(p, !(flags & FLAG.EXCL));
       if (!existing && !(flags & FLAG.CREAT)) throw new SftpStatus(STATUS.NO_SUCH_FILE, 'No such file');
-      const upload = new UploadHandle(p, (stream) => ufs.upload(p, stream, true));
+      // Without TRUNC an existing file is updated in place: its content seeds the spool.
+      const update = existing !== undefined && existing.size > 0 && !(flags & FLAG.TRUNC);
+      const upload = new UploadHandle(p, {
+        start: (stream) => ufs.upload(p, stream, true),
+        spool: () => Spool.create(opts.tempDir),
+        seed: update ? async () => (await ufs.openRead(p)).stream : undefined,
+        append: (flags & FLAG.APPEND) !== 0,
+      });
       sftp.handle(reqId, addHandle(upload));
     }),
   );
@@ -193,11 +208,11 @@ export function serveSftp(sftp: SFTPWrapper, ufs: UserFs, log: Logger): void {
     }),
   );
 
-  /** Applies the parts of a setstat Atrium can keep: times; an unchanged size; modes are not kept. */
+  /** Applies the parts of a setstat Atrium can keep: times; sizes of files being written; modes are not kept. */
   const setstat = async (p: string, attrs: Attributes, upload?: UploadHandle) => {
     if (attrs.size !== undefined) {
-      const size = upload ? upload.size : (await ufs.stat(p)).size;
-      if (attrs.size !== size) throw new SftpStatus(STATUS.OP_UNSUPPORTED, 'changing the size of a file is not supported');
+      if (upload) await upload.truncate(attrs.size);
+      else if (attrs.size !== (await ufs.stat(p)).size) throw new SftpStatus(STATUS.OP_UNSUPPORTED, 'changing the size of a closed file is not supported');
     }
     if (attrs.mtime === undefined) return;
     const modified = new Date(attrs.mtime * 1000);
@@ -224,17 +239,36 @@ export function serveSftp(sftp: SFTPWrapper, ufs: UserFs, log: Logger): void {
   sftp.on('READLINK', (reqId) => sftp.status(reqId, STATUS.OP_UNSUPPORTED, 'symbolic links are not supported'));
   sftp.on('SYMLINK', (reqId) => sftp.status(reqId, STATUS.OP_UNSUPPORTED, 'symbolic links are not supported'));
 
+  const extended = advertiseExtensions(sftp, log);
+  /** Answers statvfs for a path: its storage's figures, or unsupported when it reports none. */
+  const statvfs = async (reqId: number, p: string) => {
+    const space = await opts.spaceOf(p);
+    if (!space) throw new SftpStatus(STATUS.OP_UNSUPPORTED, 'this storage reports no space figures');
+    if (!writable) space.flag |= VFS_FLAG.RDONLY;
+    if (!sendExtendedReply(sftp, reqId, statvfsBody(space), log)) throw new SftpStatus(STATUS.OP_UNSUPPORTED, 'statvfs is not supported');
+  };
   sftp.on('EXTENDED', (reqId, name, data) => {
-    if (name !== 'posix-rename@openssh.com') {
-      sftp.status(reqId, STATUS.OP_UNSUPPORTED, `${name} is not supported`);
-      return;
-    }
-    run(reqId, 'posix-rename', async () => {
-      const [from, to] = readStrings(data, 2);
-      if (from === undefined || to === undefined) throw new SftpStatus(STATUS.BAD_MESSAGE, 'malformed posix-rename request');
-      await ufs.rename(ufs.virtual(from), ufs.virtual(to), true);
-      ok(reqId);
-    });
+    if (name === 'posix-rename@openssh.com') {
+      run(reqId, 'posix-rename', async () => {
+        const [from, to] = readStrings(data, 2);
+        if (from === undefined || to === undefined) throw new SftpStatus(STATUS.BAD_MESSAGE, 'malformed posix-rename request');
+        await ufs.rename(ufs.virtual(from), ufs.virtual(to), true);
+        ok(reqId);
+      });
+    } else if (name === 'statvfs@openssh.com' && extended) {
+      run(reqId, 'statvfs', async () => {
+        const [p] = readStrings(data, 1);
+        if (p === undefined) throw new SftpStatus(STATUS.BAD_MESSAGE, 'malformed statvfs request');
+        await ufs.stat(ufs.virtual(p));
+        await statvfs(reqId, ufs.virtual(p));
+      });
+    } else if (name === 'fstatvfs@openssh.com' && extended) {
+      run(reqId, 'fstatvfs', async () => {
+        const buf = readBytes(data);
+        if (!buf) throw new SftpStatus(STATUS.BAD_MESSAGE, 'malformed fstatvfs request');
+        await statvfs(reqId, anyHandle(buf).path);
+      });
+    } else sftp.status(reqId, STATUS.OP_UNSUPPORTED, `${name} is not supported`);
   });
 
   const closeAll = () => {
@@ -251,6 +285,13 @@ export function serveSftp(sftp: SFTPWrapper, ufs: UserFs, log: Logger): void {
     closeAll();
     sftp.end();
   });
+}
+
+/** The first SSH string of a request's data, as bytes. */
+function readBytes(data: Buffer | undefined): Buffer | undefined {
+  if (!data || data.length < 4) return undefined;
+  const len = data.readUInt32BE(0);
+  return 4 + len <= data.length ? data.subarray(4, 4 + len) : undefined;
 }
 
 /** `count` SSH strings from a request's data. */
