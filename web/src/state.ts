@@ -6,6 +6,10 @@ const [settings, setSettings] = createSignal<Record<string, string>>({});
 const [me, setMe] = createSignal<User | undefined>();
 export { settings, me };
 
+/** The folder on screen (a previewed file's parent): where the header's search looks. */
+const [currentFolder, setCurrentFolder] = createSignal('/');
+export { currentFolder, setCurrentFolder };
+
 export const isAdmin = () => me()?.role === 2;
 export const isGuest = () => !me() || me()?.role === 1;
 /** Permission bit of the current user (the admin holds all). */

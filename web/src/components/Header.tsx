@@ -2,7 +2,7 @@ import Icon from './Icon';
 import { Show } from 'solid-js';
 import { t } from '../i18n';
 import { href, linkClick, navigate, path } from '../router';
-import { dark, isAdmin, logout, me, settings, toggleDark } from '../state';
+import { currentFolder, dark, isAdmin, logout, me, settings, toggleDark } from '../state';
 import { openSearch } from './Search';
 
 export default function Header() {
@@ -19,7 +19,7 @@ export default function Header() {
       </a>
       <span class="grow" />
       <Show when={searchOn() && !inManage()}>
-        <button class="icon" aria-label={t('search')} title={`${t('search')} (/)`} data-testid="search-button" onClick={() => openSearch(path())}>
+        <button class="icon" aria-label={t('search')} title={`${t('search')} (/)`} data-testid="search-button" onClick={() => openSearch(currentFolder())}>
           <Icon name="search" />
         </button>
       </Show>

@@ -13,7 +13,7 @@ import VirtualRows from '../components/VirtualRows';
 import { compareNames, formatDate, formatSize } from '../format';
 import { t } from '../i18n';
 import { href, linkClick, navigate } from '../router';
-import { can, passwordFor, rememberPassword, settings } from '../state';
+import { can, passwordFor, rememberPassword, setCurrentFolder, settings } from '../state';
 import { enqueue, filesFromDrop, filesFromInput, onUploaded } from '../uploads';
 import { hideFilesMatcher } from '../hideFiles';
 
@@ -45,9 +45,11 @@ export default function Browser(props: { path: string }) {
 
   const load = async ([path, pg]: [string, number, number]): Promise<Loaded | undefined> => {
     const password = passwordFor(path);
+    setCurrentFolder(path);
     try {
       const obj = await api<GetResp>('/fs/get', { path, password });
       if (!obj.is_dir) {
+        setCurrentFolder(parentOf(path));
         const siblings = obj.type === TYPE.IMAGE ? await api<ListResp>('/fs/list', { path: parentOf(path), password: passwordFor(parentOf(path)) }).catch(() => undefined) : undefined;
         return { kind: 'file', obj, items: siblings?.content ?? [], total: 0, readme: obj.readme, header: obj.header, write: false };
       }
