@@ -203,19 +203,30 @@ describe.runIf(enabled)('manage pages and PDF preview in chromium', () => {
     await expect.poll(() => page.locator('[data-testid=task-row]', { hasText: 'payload.bin' }).textContent()).toContain('succeeded');
   });
 
-  it('previews a PDF in a frame on the signed link, which the server answers as application/pdf', async () => {
-    const pdfResponse = page.waitForResponse((r) => new URL(r.url()).pathname.endsWith('/docs/one.pdf') && r.request().frame() !== page.mainFrame());
+  it('previews a PDF: the signed link answers application/pdf and the frame shows those bytes without a download', async () => {
+    const downloads: string[] = [];
+    page.on('download', (d) => downloads.push(d.suggestedFilename()));
+    const pdfResponse = page.waitForResponse((r) => /^\/[dp]\/docs\/one\.pdf$/.test(new URL(r.url()).pathname));
     await page.goto(`${base}/docs/one.pdf`);
-    const frame = page.locator('iframe.pdf');
-    await frame.waitFor();
-    const src = await frame.getAttribute('src');
-    expect(src).toMatch(/\/[dp]\/docs\/one\.pdf\?sign=/);
     const seen = await pdfResponse;
+    expect(new URL(seen.url()).pathname + new URL(seen.url()).search).toMatch(/^\/[dp]\/docs\/one\.pdf\?sign=/);
     expect(seen.status()).toBe(200);
     expect(seen.headers()['content-type']).toBe('application/pdf');
-    const res = await fetch(new URL(src!, base));
-    expect(res.headers.get('content-type')).toBe('application/pdf');
-    expect(Buffer.from(await res.arrayBuffer()).equals(minimalPdf())).toBe(true);
+    const href = await page.locator('a.button.primary', { hasText: 'Download' }).getAttribute('href');
+    expect(href).toBe(seen.url());
+    // the raw link says attachment (as AList's does), so the frame shows a blob of its bytes
+    const frame = page.locator('[data-testid=preview-pdf]');
+    await frame.waitFor();
+    const framed = await frame.evaluate(async (el: HTMLIFrameElement) => {
+      const blob = await (await fetch(el.src)).blob();
+      return { src: el.src, type: blob.type, bytes: [...new Uint8Array(await blob.arrayBuffer())] };
+    });
+    expect(framed.src).toMatch(/^blob:/);
+    expect(framed.type).toBe('application/pdf');
+    expect(Buffer.from(framed.bytes).equals(minimalPdf())).toBe(true);
+    // the old frame on the raw link turned into a download of one.pdf within a second
+    await page.waitForTimeout(1000);
+    expect(downloads).toEqual([]);
     await screenshot(page, '47-pdf-preview');
     expect(pageErrors).toEqual([]);
   });

@@ -78,7 +78,7 @@ export default function Preview(props: { path: string; obj: GetResp; siblings: O
             <audio class="media" controls autoplay={settings().audio_autoplay === 'true'} src={url()} data-testid="preview-audio" />
           </Match>
           <Match when={ext() === 'pdf'}>
-            <iframe class="pdf" src={url()} title={props.obj.name} />
+            <PdfView url={url()} name={props.obj.name} />
           </Match>
           <Match when={props.obj.type === TYPE.TEXT || ext() === 'md' || CODE_EXTS.has(ext())}>
             <TextView url={url()} ext={ext()} size={props.obj.size} />
@@ -97,6 +97,33 @@ function Unsupported(props: { url: string }) {
         {t('preview.open_raw')}
       </a>
     </div>
+  );
+}
+
+/**
+ * Atrium's own raw links answer `Content-Disposition: attachment` (as AList does), which makes a
+ * browser download a frame's document instead of showing it: the bytes are fetched and framed
+ * as a blob of type application/pdf. Links elsewhere (a driver's raw_url) are framed directly.
+ */
+function PdfView(props: { url: string; name: string }) {
+  let blob: string | undefined;
+  const release = () => blob && URL.revokeObjectURL(blob);
+  const [src] = createResource(
+    () => props.url,
+    async (u) => {
+      if (!u.startsWith(`${location.origin}/`)) return u;
+      const res = await fetch(u);
+      if (!res.ok) throw new Error(`HTTP ${res.status}`);
+      release();
+      blob = URL.createObjectURL(new Blob([await res.arrayBuffer()], { type: 'application/pdf' }));
+      return blob;
+    },
+  );
+  onCleanup(release);
+  return (
+    <Show when={src()} fallback={<p class="muted">{src.error ? String(src.error) : t('loading')}</p>}>
+      <iframe class="pdf" src={src()} title={props.name} data-testid="preview-pdf" />
+    </Show>
   );
 }
 
