@@ -193,7 +193,8 @@ describe.runIf(enabled)('manage pages and PDF preview in chromium', () => {
     await screenshot(page, '45-offline-form');
     await page.click('button[type=submit]:has-text("Add")');
     await page.waitForURL(`${base}/@manage/tasks`);
-    await page.getByRole('tab', { name: 'offline download', exact: true }).click();
+    // the tasks page opens on the offline download tab, where the new task is
+    await expect.poll(() => page.locator('[role=tab][aria-selected=true]').textContent()).toBe('offline download');
     const task = page.locator('[data-testid=task-row]', { hasText: 'payload.bin' });
     await expect.poll(() => task.textContent(), { timeout: 20_000 }).toContain('succeeded');
     await screenshot(page, '46-offline-task');

@@ -2,8 +2,8 @@ import { createResource, createSignal, For } from 'solid-js';
 import { busyAct } from '../../actions';
 import { api } from '../../api';
 import { t } from '../../i18n';
-import { navigate } from '../../router';
 import { PageHead } from './Table';
+import { showTasks } from './Tasks';
 
 const POLICIES = ['delete_on_upload_succeed', 'delete_on_upload_failed', 'delete_always', 'delete_never', 'upload_download_stream'];
 
@@ -15,7 +15,7 @@ export default function Offline() {
     const f = new FormData(e.currentTarget as HTMLFormElement);
     const urls = String(f.get('urls')).split('\n').map((u) => u.trim()).filter(Boolean);
     const body = { urls, path: f.get('path'), tool: f.get('tool'), delete_policy: f.get('delete_policy') };
-    await busyAct(setBusy, () => api('/fs/add_offline_download', body), () => navigate('/@manage/tasks'));
+    await busyAct(setBusy, () => api('/fs/add_offline_download', body), () => showTasks('offline_download'));
   };
   return (
     <form onSubmit={submit}>

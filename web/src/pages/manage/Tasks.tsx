@@ -4,6 +4,7 @@ import { act } from '../../actions';
 import { api } from '../../api';
 import { formatDate, formatSize } from '../../format';
 import { type MessageKey, t } from '../../i18n';
+import { navigate } from '../../router';
 import { DataTable, PageHead } from './Table';
 
 interface TaskInfo {
@@ -22,9 +23,17 @@ interface TaskInfo {
 const KINDS = ['upload', 'copy', 'move', 'offline_download', 'offline_download_transfer', 'decompress', 'decompress_upload'];
 const STATES: MessageKey[] = ['m.state_pending', 'm.state_running', 'm.state_succeeded', 'm.state_canceling', 'm.state_canceled', 'm.state_errored', 'm.state_failing', 'm.state_failed', 'm.state_waiting_retry', 'm.state_before_retry'];
 const POLL_MS = 1000;
+let openOnKind = 'upload';
+
+/** Opens the tasks page on the tab of one kind (after adding tasks of that kind). */
+export function showTasks(kind: string): void {
+  openOnKind = kind;
+  navigate('/@manage/tasks');
+}
 
 export default function Tasks(props: { admin: boolean }) {
-  const [kind, setKind] = createSignal('upload');
+  const [kind, setKind] = createSignal(openOnKind);
+  openOnKind = 'upload';
   const prefix = () => `${props.admin ? '/admin' : ''}/task/${kind()}`;
   const [tasks, { refetch }] = createResource(prefix, async (p) => {
     const [undone, done] = await Promise.all([api<TaskInfo[] | null>(`${p}/undone`), api<TaskInfo[] | null>(`${p}/done`)]);
