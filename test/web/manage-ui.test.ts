@@ -69,8 +69,9 @@ describe.runIf(enabled)('manage pages and PDF preview in chromium', () => {
     await p.click('button[type=submit]');
     await p.waitForURL((u) => !u.pathname.startsWith('/@login'));
   };
-  const searchFor = async (p: Page, keywords: string) => {
-    await p.click('[data-testid=search-button]');
+  const searchFor = async (p: Page, keywords: string, viaKey = false) => {
+    if (viaKey) await p.keyboard.press('/');
+    else await p.click('[data-testid=search-button]');
     await p.fill('.dialog input[name=keywords]', keywords);
     await p.click('.dialog button[type=submit]');
   };
@@ -148,7 +149,7 @@ describe.runIf(enabled)('manage pages and PDF preview in chromium', () => {
     bob.setDefaultTimeout(15_000);
     await login(bob, 'bob', 'bob-pass-1');
     await row(bob, 'docs').waitFor();
-    await searchFor(bob, 'report');
+    await searchFor(bob, 'report', true);
     await expect.poll(() => hits(bob)).toEqual(['report-2026.txt | /docs · 13 B', 'reports | /']);
     await screenshot(bob, '42-search-plain-user');
     await other.close();

@@ -1,5 +1,5 @@
 import Icon from './Icon';
-import { Show } from 'solid-js';
+import { onCleanup, onMount, Show } from 'solid-js';
 import { t } from '../i18n';
 import { href, linkClick, navigate, path } from '../router';
 import { currentFolder, dark, isAdmin, logout, me, settings, toggleDark } from '../state';
@@ -9,6 +9,17 @@ export default function Header() {
   const logo = () => (settings().logo || '').split('\n')[0];
   const searchOn = () => !!settings().search_index && settings().search_index !== 'none';
   const inManage = () => path().startsWith('/@manage');
+  // `/` opens the search, as the button's title says, unless the user is typing somewhere.
+  const onKey = (e: KeyboardEvent) => {
+    if (e.key !== '/' || e.ctrlKey || e.metaKey || e.altKey || !searchOn() || inManage()) return;
+    const el = e.target as HTMLElement | null;
+    if (el && (el.isContentEditable || ['INPUT', 'TEXTAREA', 'SELECT'].includes(el.tagName))) return;
+    if (document.querySelector('.dialog')) return;
+    e.preventDefault();
+    openSearch(currentFolder());
+  };
+  onMount(() => document.addEventListener('keydown', onKey));
+  onCleanup(() => document.removeEventListener('keydown', onKey));
   return (
     <header class="top">
       <a class="brand" href={href('/')} onClick={(e) => linkClick(e, '/')}>
