@@ -40,7 +40,9 @@ function request(url: URL, address: string, family: 4 | 6, opts: GuardedRequestO
     const req = mod.request(url, {
       method: opts.method ?? 'GET',
       headers: opts.headers,
-      lookup: pinned,
+      // With private addresses allowed there is nothing to pin: the system's lookup (and its
+      // fallback between IPv6 and IPv4 answers) applies, as for any other request.
+      lookup: opts.allowPrivate ? undefined : pinned,
       signal: opts.signal,
       timeout: idle,
     });
