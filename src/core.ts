@@ -32,6 +32,7 @@ import { Settings } from './settings/service.js';
 import { SearchService } from './search/service.js';
 import { Cluster } from './cluster/index.js';
 import { Metrics } from './metrics/metrics.js';
+import { LinkFetcher, URL_FETCH_SETTING } from './net/link-fetch.js';
 
 export interface Repos {
   users: UsersRepo;
@@ -59,6 +60,8 @@ export interface Core {
   storages: Storages;
   fs: Fs;
   writer: FsWriter;
+  /** Requests of drivers' link URLs through the SSRF guard. */
+  links: LinkFetcher;
   tasks: TaskManager;
   offline: OfflineDownloads;
   search: SearchService;
@@ -98,14 +101,15 @@ export function openCore(loaded: LoadedConfig, opts: OpenOptions = {}): Core {
   const tokens = new TokenService(config.jwt_secret, config.token_expires_in, repos.sessions);
   const accounts = new Accounts(repos.users, settings, tokens, limiter, repos.sshKeys);
   const fileTypes = new FileTypes(settings);
-  const storages = new Storages(repos.storages, log, config.temp_dir, (name) => fileTypes.ofName(name));
+  const links = new LinkFetcher(() => settings.getBool(URL_FETCH_SETTING));
+  const storages = new Storages(repos.storages, log, config.temp_dir, (name) => fileTypes.ofName(name), links);
   const fs = new Fs(storages, new ListingCache());
   storages.onChange = (id) => fs.dropStorageCache(id);
   const metas = new Metas(repos.metas);
   const tasks = new TaskManager(repos.tasks, config.tasks, log, opts.tasks);
-  const writer = new FsWriter(fs, tasks);
+  const writer = new FsWriter(fs, tasks, links);
   const search = new SearchService({ repo: repos.searchNodes, settings, fs, changes: writer.changes, metas, metasRepo: repos.metas, fileTypes, log });
-  storages.vfs = new DriverFs(fs, writer);
+  storages.vfs = new DriverFs(fs, writer, links);
   const offline = new OfflineDownloads(tasks, fs, writer, settings, createOfflineTools(opts.offline), config.temp_dir, log, opts.offline);
   const cluster = new Cluster(config.redis, { fs, storages, settings, metas, tasks, log });
   const metrics = new Metrics(tasks);
@@ -124,6 +128,7 @@ export function openCore(loaded: LoadedConfig, opts: OpenOptions = {}): Core {
     storages,
     fs,
     writer,
+    links,
     tasks,
     offline,
     search,

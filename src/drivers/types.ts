@@ -1,4 +1,5 @@
 import type { Readable } from 'node:stream';
+import type { LinkFetcher } from '../net/link-fetch.js';
 import type { VirtualFs } from './vfs.js';
 
 /** An entry as a driver reports it. Paths given to drivers are relative to the storage root. */
@@ -32,6 +33,12 @@ export interface Link {
   file?: FileHandle;
   /** Content type when the driver knows better than the extension (e.g. generated thumbnails). */
   contentType?: string;
+  /**
+   * The URL is storage content (e.g. a line of a UrlTree), not an address the driver got from
+   * its admin-configured peer: the server fetches it only on public addresses unless the
+   * setting url_fetch_allow_private is on (SSRF guard, src/net/link-fetch.ts).
+   */
+  untrustedUrl?: boolean;
 }
 
 export interface LinkArgs {
@@ -142,6 +149,8 @@ export interface DriverContext {
   fileType(name: string): number;
   /** The virtual tree, for drivers that overlay other mounted paths (Alias, Crypt). */
   vfs?: VirtualFs;
+  /** Requests of link URLs through the SSRF guard (UrlTree's size probes). */
+  links: LinkFetcher;
 }
 
 /** Raised by drivers for a missing object; the fs layer maps it to the original's message. */

@@ -1,20 +1,18 @@
 import { Readable } from 'node:stream';
-import type { ReadableStream } from 'node:stream/web';
+import type { LinkFetcher, LinkTarget } from '../net/link-fetch.js';
 
 /**
- * Bytes start..end (inclusive) of a URL: asks for the range and, when the peer ignores Range
- * and sends the whole body, skips to the start and stops after the end.
+ * Bytes start..end (inclusive) of a link's URL: asks for the range and, when the peer ignores
+ * Range and sends the whole body, skips to the start and stops after the end.
  */
-export async function openUrlRange(url: string, header: Record<string, string> | undefined, start: number, end: number): Promise<Readable> {
-  const res = await fetch(url, { headers: { ...header, range: `bytes=${start}-${end}`, 'accept-encoding': 'identity' }, redirect: 'follow' });
-  if (res.status !== 206 && res.status !== 200) {
-    await res.body?.cancel();
-    throw new Error(`reading ${new URL(url).pathname} failed: HTTP ${res.status}`);
+export async function openUrlRange(fetcher: LinkFetcher, link: LinkTarget, start: number, end: number): Promise<Readable> {
+  const res = await fetcher.open(link, { headers: { range: `bytes=${start}-${end}`, 'accept-encoding': 'identity' } });
+  if (res.statusCode !== 206 && res.statusCode !== 200) {
+    res.resume();
+    throw new Error(`reading ${new URL(link.url!).pathname} failed: HTTP ${res.statusCode}`);
   }
-  if (!res.body) return Readable.from([]);
-  const body = Readable.fromWeb(res.body as ReadableStream);
-  if (res.status === 206) return body;
-  return Readable.from(sliceBytes(body, start, end));
+  if (res.statusCode === 206) return res;
+  return Readable.from(sliceBytes(res, start, end));
 }
 
 /** Passes on bytes start..end (inclusive) of what flows through it. */

@@ -4,6 +4,7 @@ import { openUrlRange } from '../drivers/url-range.js';
 import type { VirtualFs } from '../drivers/vfs.js';
 import { type Link, type LinkArgs, type Obj, ObjectNotFound, type UploadStream } from '../drivers/types.js';
 import { type Fs, MissingObject } from './fs.js';
+import type { LinkFetcher } from '../net/link-fetch.js';
 import type { FsWriter } from './write.js';
 
 /** Missing objects become ObjectNotFound again, so the overlay driver reports them as its own. */
@@ -21,6 +22,7 @@ export class DriverFs implements VirtualFs {
   constructor(
     private readonly fs: Fs,
     private readonly writer: FsWriter,
+    private readonly links: LinkFetcher,
   ) {}
 
   async list(p: string): Promise<Obj[]> {
@@ -41,7 +43,7 @@ export class DriverFs implements VirtualFs {
     const link = await this.link(p, {});
     if (link.file) return link.file.open(start, end);
     if (!link.url) throw new Error(`no way to read ${p}`);
-    return openUrlRange(link.url, link.header, start, end);
+    return openUrlRange(this.links, link, start, end);
   }
 
   mkdir(p: string): Promise<void> {

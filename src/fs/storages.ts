@@ -5,6 +5,7 @@ import type { Driver, DriverFactory } from '../drivers/types.js';
 import type { VirtualFs } from '../drivers/vfs.js';
 import { BadRequest, NotFound, ServerError } from '../errors.js';
 import type { Logger } from '../logger.js';
+import type { LinkFetcher } from '../net/link-fetch.js';
 import { cleanPath, isSubPath } from '../util/paths.js';
 import { watchDriverErrors } from './driver-errors.js';
 
@@ -49,6 +50,7 @@ export class Storages {
     private readonly log: Logger,
     private readonly tempDir: string,
     private readonly fileType: (name: string) => number,
+    private readonly links: LinkFetcher,
   ) {}
 
   /** Resolves once the initial (or a requested) load of all storages has finished. */
@@ -81,7 +83,7 @@ export class Storages {
         } catch (err) {
           throw new Error(`invalid addition JSON: ${(err as Error).message}`);
         }
-        const driver = factory.create(addition, { mountPath: row.mount_path, tempDir: this.tempDir, fileType: this.fileType, vfs: this.vfs });
+        const driver = factory.create(addition, { mountPath: row.mount_path, tempDir: this.tempDir, fileType: this.fileType, vfs: this.vfs, links: this.links });
         await driver.init();
         m.driver = watchDriverErrors(driver, (op, err) => this.onDriverError(row.driver, op, err));
         const after = JSON.stringify(driver.addition());

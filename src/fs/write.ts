@@ -9,6 +9,7 @@ import { AppError, BadRequest, Forbidden, ServerError } from '../errors.js';
 import { type Task, type TaskContext, type TaskManager } from '../tasks/manager.js';
 import { replaceAll } from '../util/bounded-regex.js';
 import { cleanPath, isSubPath } from '../util/paths.js';
+import type { LinkFetcher } from '../net/link-fetch.js';
 import { FsChanges } from './changes.js';
 import type { Fs } from './fs.js';
 import { type Mounted, STATUS_WORK } from './storages.js';
@@ -66,6 +67,7 @@ export class FsWriter {
   constructor(
     private readonly fs: Fs,
     private readonly tasks: TaskManager,
+    private readonly links: LinkFetcher,
   ) {
     tasks.registerResumer('copy', (p) => (ctx) => this.copyAcross(p as TransferPayload, ctx));
     tasks.registerResumer('move', (p) => (ctx) => this.moveAcross(p as TransferPayload, ctx));
@@ -515,9 +517,13 @@ export class FsWriter {
     const { link } = await this.fs.link(virtualPath, {});
     if (link.file) return obj.size === 0 ? Readable.from([]) : link.file.open(0, link.file.size - 1);
     if (!link.url) throw new ServerError(`no way to read ${virtualPath}`);
-    const res = await fetch(link.url, { headers: link.header });
-    if (!res.ok || !res.body) throw new ServerError(`reading ${virtualPath} failed: HTTP ${res.status}`);
-    return Readable.fromWeb(res.body as import('node:stream/web').ReadableStream);
+    const res = await this.links.open(link);
+    const status = res.statusCode ?? 0;
+    if (status < 200 || status >= 300) {
+      res.resume();
+      throw new ServerError(`reading ${virtualPath} failed: HTTP ${status}`);
+    }
+    return res;
   }
 }
 

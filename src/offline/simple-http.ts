@@ -1,17 +1,12 @@
 import { createWriteStream } from 'node:fs';
 import { stat } from 'node:fs/promises';
-import http, { type IncomingMessage } from 'node:http';
-import https from 'node:https';
-import type { LookupFunction } from 'node:net';
+import type { IncomingMessage } from 'node:http';
 import path from 'node:path';
 import { Transform, type TransformCallback } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { resolveTarget } from './url-guard.js';
+import { openGuarded, type OpenedResponse } from '../net/guarded-http.js';
 
 export const SIMPLE_HTTP = 'SimpleHttp';
-const MAX_REDIRECTS = 10;
-const HEADERS_TIMEOUT_MS = 30_000;
-const IDLE_TIMEOUT_MS = 60_000;
 const USER_AGENT = 'Atrium offline download';
 
 export interface FetchOptions {
@@ -22,56 +17,9 @@ export interface FetchOptions {
   headers?: Record<string, string>;
 }
 
-export interface OpenedResponse {
-  res: IncomingMessage;
-  /** The URL that answered, after redirects. */
-  url: URL;
-}
-
-/** A request whose connection goes to the address the guard checked, never to a second lookup's answer. */
-function request(url: URL, address: string, family: 4 | 6, opts: FetchOptions): Promise<IncomingMessage> {
-  const pinned: LookupFunction = (_host, options, cb) => {
-    if (options.all) (cb as (e: null, a: Array<{ address: string; family: number }>) => void)(null, [{ address, family }]);
-    else cb(null, address, family);
-  };
-  const mod = url.protocol === 'https:' ? https : http;
-  return new Promise((resolve, reject) => {
-    const req = mod.request(url, {
-      method: 'GET',
-      headers: { 'user-agent': USER_AGENT, ...opts.headers },
-      lookup: pinned,
-      signal: opts.signal,
-      timeout: IDLE_TIMEOUT_MS,
-    });
-    const headersTimer = setTimeout(() => req.destroy(new Error(`no answer from ${url.host} within ${HEADERS_TIMEOUT_MS / 1000} s`)), HEADERS_TIMEOUT_MS);
-    req.on('timeout', () => req.destroy(new Error(`connection to ${url.host} idle for ${IDLE_TIMEOUT_MS / 1000} s`)));
-    req.on('response', (res) => {
-      clearTimeout(headersTimer);
-      resolve(res);
-    });
-    req.on('error', (err) => {
-      clearTimeout(headersTimer);
-      reject(err);
-    });
-    req.end();
-  });
-}
-
 /** GETs a URL, following redirects; the target of every hop is checked by the SSRF guard. */
-export async function openUrl(raw: string, opts: FetchOptions): Promise<OpenedResponse> {
-  let current = raw;
-  for (let hop = 0; hop <= MAX_REDIRECTS; hop++) {
-    const target = await resolveTarget(current, { allowPrivate: opts.allowPrivate, blocked: opts.blocked });
-    const res = await request(target.url, target.address!, target.family!, opts);
-    const location = res.headers.location;
-    if (res.statusCode && res.statusCode >= 300 && res.statusCode < 400 && res.statusCode !== 304 && location) {
-      res.resume();
-      current = new URL(location, target.url).toString();
-      continue;
-    }
-    return { res, url: target.url };
-  }
-  throw new Error(`more than ${MAX_REDIRECTS} redirects`);
+export function openUrl(raw: string, opts: FetchOptions): Promise<OpenedResponse> {
+  return openGuarded(raw, { ...opts, headers: { 'user-agent': USER_AGENT, ...opts.headers } });
 }
 
 /** RFC 6266 / 5987 file name of a Content-Disposition header. */

@@ -56,6 +56,9 @@ export function isPrivateAddress(address: string): boolean {
   return blocked.check(address, 'ipv6');
 }
 
+/** The refusal of a URL whose host is (or resolves to) a blocked address. */
+export class BlockedAddress extends BadRequest {}
+
 export interface ResolvedTarget {
   url: URL;
   /** The address the connection must go to (the one that was checked); none for extra schemes. */
@@ -69,6 +72,8 @@ export interface GuardOptions {
   extraSchemes?: readonly string[];
   /** Which addresses are refused when private ones are not allowed (default: `isPrivateAddress`). */
   blocked?: (address: string) => boolean;
+  /** The setting that lifts the rule, named in the refusal (default offline_download_allow_private). */
+  setting?: string;
 }
 
 /**
@@ -106,7 +111,8 @@ export async function resolveTarget(raw: string, opts: GuardOptions): Promise<Re
     const bad = addresses.find((a) => isBlocked(a.address));
     if (bad) {
       const what = isIP(host) ? `${host} is` : `${host} resolves to ${bad.address},`;
-      throw new BadRequest(`${what} a loopback, private or link-local address; downloading from it is not allowed (setting offline_download_allow_private)`);
+      const setting = opts.setting ?? 'offline_download_allow_private';
+      throw new BlockedAddress(`${what} a loopback, private or link-local address; downloading from it is not allowed (setting ${setting})`);
     }
   }
   const first = addresses[0]!;

@@ -96,10 +96,13 @@ export class UserFs {
       return { stream, size, obj };
     }
     if (!link.url) throw new ServerError('this file can not be read');
-    const res = await fetch(link.url, { headers: { ...link.header, ...(start > 0 ? { Range: `bytes=${start}-` } : {}) } });
-    if (!res.ok || !res.body) throw new ServerError(`reading the file failed: HTTP ${res.status}`);
-    if (start > 0 && res.status !== 206) throw new ServerError('the storage can not read from an offset');
-    return { stream: Readable.fromWeb(res.body as import('node:stream/web').ReadableStream), size: obj.size, obj };
+    const res = await this.core.links.open(link, { headers: start > 0 ? { range: `bytes=${start}-` } : {} });
+    const status = res.statusCode ?? 0;
+    if (status < 200 || status >= 300 || (start > 0 && status !== 206)) {
+      res.resume();
+      throw new ServerError(status < 200 || status >= 300 ? `reading the file failed: HTTP ${status}` : 'the storage can not read from an offset');
+    }
+    return { stream: res, size: obj.size, obj };
   }
 
   private requireWriteBit(): void {

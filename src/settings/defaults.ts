@@ -172,6 +172,8 @@ export function builtinSettings(): SettingDefault[] {
     // Atrium's own: the SSRF guard's switch and a size cap (MiB, 0 = none) for every tool
     s('offline_download_allow_private', 'false', 'bool', OFFLINE_DOWNLOAD, PR),
     s('offline_download_max_size', '0', 'number', OFFLINE_DOWNLOAD, PR),
+    // Atrium's own: lets the server fetch storage-content URLs (UrlTree) on private addresses
+    s('url_fetch_allow_private', 'false', 'bool', OFFLINE_DOWNLOAD, PR),
     // ftp and sftp servers (OpenList)
     s('ftp_public_host', '127.0.0.1', 'string', GROUP.FTP, PR),
     s('ftp_pasv_port_map', '', 'text', GROUP.FTP, PR),

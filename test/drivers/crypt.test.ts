@@ -242,6 +242,8 @@ describe.skipIf(!HAS_RCLONE)('Crypt driver against rclone crypt', () => {
     const files = await startFileServer({ files: { '/big.bin.bin': { file: encFile } } });
     try {
       const size = statSync(encFile).size;
+      // The URLs are on loopback: the SSRF guard refuses them unless the admin allows it.
+      expect((await s.api('POST', '/api/admin/setting/save', { token: admin, body: [{ key: 'url_fetch_allow_private', value: 'true' }] })).code).toBe(200);
       await mount(s, admin, '/urltree', 'UrlTree', { url_structure: `big.bin.bin:${size}:${files.base}/big.bin.bin` });
       await mount(s, admin, '/overurl', 'Crypt', { ...MODES[3]!.addition, remote_path: '/urltree', password: 'correct horse' });
       expect(await names(s, admin, '/overurl')).toEqual(['big.bin']);

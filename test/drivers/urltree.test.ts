@@ -37,6 +37,9 @@ describe('UrlTree driver', () => {
     files = await startFileServer({ files: { '/data/blob.bin': { body }, '/data/plain%20name.txt': { body: Buffer.from('plain') } } });
     s = await startServer(BACKENDS[0]!);
     admin = await s.login();
+    // The file server is on loopback: the SSRF guard refuses it unless the admin allows it.
+    const allow = await s.api('POST', '/api/admin/setting/save', { token: admin, body: [{ key: 'url_fetch_allow_private', value: 'true' }] });
+    expect(allow.code).toBe(200);
     const structure = ['Folder:', `  blob.bin:5000:1700000000:${files.base}/data/blob.bin`, `  ${files.base}/data/plain%20name.txt`, `missing.bin:${files.base}/nowhere`].join('\n');
     await mount(s, admin, '/urls', 'UrlTree', { url_structure: structure });
     await mount(s, admin, '/proxied', 'UrlTree', { url_structure: structure }, { web_proxy: true });

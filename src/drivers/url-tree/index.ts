@@ -9,6 +9,7 @@ import {
   ObjectNotFound,
   readAddition,
 } from '../types.js';
+import type { LinkFetcher } from '../../net/link-fetch.js';
 import { nodeAt, parseUrlTree, type UrlNode } from './tree.js';
 
 const ADDITIONAL: FormItem[] = [
@@ -19,12 +20,17 @@ const ADDITIONAL: FormItem[] = [
 const HEAD_TIMEOUT_MS = 10_000;
 const HEAD_PARALLEL = 8;
 
-/** Content-Length of a HEAD answer; undefined when the server does not say. */
-async function headSize(url: string): Promise<number | undefined> {
+/**
+ * Content-Length of a HEAD answer; undefined when the server does not say, or when the SSRF
+ * guard refuses the URL (a private address without url_fetch_allow_private: nothing is sent).
+ */
+async function headSize(links: LinkFetcher, url: string): Promise<number | undefined> {
   try {
-    const res = await fetch(url, { method: 'HEAD', redirect: 'follow', signal: AbortSignal.timeout(HEAD_TIMEOUT_MS) });
-    const len = res.ok ? res.headers.get('content-length') : null;
-    return len !== null && /^\d+$/.test(len) ? Number(len) : undefined;
+    const res = await links.open({ url, untrustedUrl: true }, { method: 'HEAD', signal: AbortSignal.timeout(HEAD_TIMEOUT_MS) });
+    res.resume();
+    const status = res.statusCode ?? 0;
+    const len = status >= 200 && status < 300 ? res.headers['content-length'] : undefined;
+    return len !== undefined && /^\d+$/.test(len) ? Number(len) : undefined;
   } catch {
     return undefined;
   }
@@ -38,7 +44,10 @@ function files(node: UrlNode): UrlNode[] {
 export class UrlTreeDriver implements Driver {
   private root: UrlNode = { name: '', isDir: true, children: [] };
 
-  constructor(private readonly opts: Record<string, unknown>) {}
+  constructor(
+    private readonly opts: Record<string, unknown>,
+    private readonly links: LinkFetcher,
+  ) {}
 
   async init(): Promise<void> {
     this.root = parseUrlTree(String(this.opts.url_structure));
@@ -46,7 +55,7 @@ export class UrlTreeDriver implements Driver {
     // Only for lines that give no size; a URL that does not answer keeps size 0.
     const unsized = files(this.root).filter((f) => f.size === undefined);
     for (let i = 0; i < unsized.length; i += HEAD_PARALLEL) {
-      await Promise.all(unsized.slice(i, i + HEAD_PARALLEL).map(async (f) => (f.size = await headSize(f.url!))));
+      await Promise.all(unsized.slice(i, i + HEAD_PARALLEL).map(async (f) => (f.size = await headSize(this.links, f.url!))));
     }
   }
 
@@ -79,12 +88,13 @@ export class UrlTreeDriver implements Driver {
   async link(p: string): Promise<Link> {
     const n = this.node(p);
     if (n.isDir) throw new ObjectNotFound('not a file');
-    return { url: n.url };
+    // The URL is storage content: the server fetches it (/p, copies) only through the SSRF guard.
+    return { url: n.url, untrustedUrl: true };
   }
 }
 
 export const urlTreeDriver: DriverFactory = {
   config: driverConfig({ name: 'UrlTree', localSort: true, noCache: true, noUpload: true, checkStatus: true }),
   additional: ADDITIONAL,
-  create: (addition) => new UrlTreeDriver(readAddition(ADDITIONAL, addition)),
+  create: (addition, ctx) => new UrlTreeDriver(readAddition(ADDITIONAL, addition), ctx.links),
 };

@@ -1,5 +1,4 @@
 import path from 'node:path';
-import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Core } from '../../core.js';
@@ -87,24 +86,27 @@ export async function proxy(core: Core, req: FastifyRequest, reply: FastifyReply
   if (!link.url) throw new ServerError(`storage ${storage.row.mount_path} gave no way to read ${name}`);
   // A URL link: transparent proxy, forwarding the client's headers minus proxy_ignore_headers.
   const ignore = new Set(core.settings.get('proxy_ignore_headers').split(',').map((h) => h.trim().toLowerCase()));
-  const headers = new Headers();
+  const headers: Record<string, string> = {};
   for (const [k, v] of Object.entries(req.headers)) {
     if (v === undefined || HOP_BY_HOP.has(k) || NOT_FORWARDED.has(k) || ignore.has(k)) continue;
-    headers.set(k, Array.isArray(v) ? v.join(', ') : v);
+    headers[k] = Array.isArray(v) ? v.join(', ') : v;
   }
-  for (const [k, v] of Object.entries(link.header ?? {})) headers.set(k, v);
   const controller = new AbortController();
   req.raw.once('close', () => controller.abort());
-  const upstream = await fetch(link.url, { method: req.method, headers, redirect: 'follow', signal: controller.signal });
+  // Through the SSRF guard: a storage-content URL is refused (Forbidden) on private addresses.
+  const upstream = await core.links.open(link, { method: req.method === 'HEAD' ? 'HEAD' : 'GET', headers, signal: controller.signal });
   reply.hijack();
-  const out: Record<string, string> = {};
-  upstream.headers.forEach((v, k) => {
-    if (!HOP_BY_HOP.has(k) || k === 'content-length') out[k] = v;
-  });
-  reply.raw.writeHead(upstream.status, out);
-  if (!upstream.body || req.method === 'HEAD') return reply.raw.end();
+  const out: Record<string, string | string[]> = {};
+  for (const [k, v] of Object.entries(upstream.headers)) {
+    if (v !== undefined && (!HOP_BY_HOP.has(k) || k === 'content-length')) out[k] = v;
+  }
+  reply.raw.writeHead(upstream.statusCode ?? 502, out);
+  if (req.method === 'HEAD') {
+    upstream.resume();
+    return reply.raw.end();
+  }
   try {
-    await pipeline(Readable.fromWeb(upstream.body as import('node:stream/web').ReadableStream), reply.raw);
+    await pipeline(upstream, reply.raw);
   } catch {
     reply.raw.destroy();
   }
