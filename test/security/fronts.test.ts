@@ -1,5 +1,4 @@
-import { createHash } from 'node:crypto';
-import { lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { FileEntry, SFTPWrapper } from 'ssh2';
@@ -11,6 +10,7 @@ import { startServer, type TestServer } from '../helpers/server.js';
 import { call, connectSftp, type SftpSession, startSftp } from '../helpers/sftp.js';
 import { basic } from '../webdav/dav-helpers.js';
 import { PATH_ATTACKS, SECRETS } from './attacks.js';
+import { fingerprint } from './fingerprint.js';
 
 /** Bytes and names of entries the user may not see (hidden by a rule, behind a folder password). */
 const HIDDEN_BYTES = 'HIDDEN-BY-RULE-b81d';
@@ -34,23 +34,6 @@ describe('disclosure and traversal across the HTTP API, WebDAV and SFTP', () => 
   const EVE = basic('eve', 'eve-pass');
   let attempts = 0;
 
-  const fingerprint = (dir: string, allowed: string): string[] => {
-    const out: string[] = [];
-    const walk = (d: string) => {
-      for (const name of readdirSync(d).sort()) {
-        const full = path.join(d, name);
-        if (full === allowed || full.startsWith(allowed + path.sep)) continue;
-        const st = lstatSync(full);
-        if (st.isSymbolicLink()) out.push(`${full} -> ${readlinkSync(full)}`);
-        else if (st.isDirectory()) {
-          if (name !== '.atrium-tmp') out.push(`${full}/`);
-          walk(full);
-        } else out.push(`${full} ${createHash('sha256').update(readFileSync(full)).digest('hex')}`);
-      }
-    };
-    walk(dir);
-    return out;
-  };
   const secretsIn = (text: string) => [...SECRETS, HIDDEN_BYTES, LOCKED_BYTES, ...HIDDEN_NAMES].filter((x) => text.includes(x));
   const dav = async (method: string, url: string, headers: Record<string, string> = {}, body?: string) => {
     attempts++;

@@ -1,5 +1,4 @@
-import { createHash } from 'node:crypto';
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync, lstatSync, readlinkSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -7,6 +6,7 @@ import { BACKENDS } from '../helpers/backends.js';
 import { localStorage } from '../helpers/files.js';
 import { startServer, type TestServer } from '../helpers/server.js';
 import { PATH_ATTACKS, NAME_ATTACKS, SECRETS } from './attacks.js';
+import { fingerprint } from './fingerprint.js';
 
 /**
  * Path traversal on every HTTP entry point that takes a path or a name. A user whose base path
@@ -22,26 +22,6 @@ describe('path traversal on the HTTP API, /d and /p', () => {
   let admin: string;
   let eve: string;
   let tried = 0;
-
-  /** Every file, folder and link below `dir` except the `allowed` subtree, with content hashes. */
-  const fingerprint = (dir: string, allowed: string): string[] => {
-    const out: string[] = [];
-    const walk = (d: string) => {
-      for (const name of readdirSync(d).sort()) {
-        const full = path.join(d, name);
-        if (full === allowed || full.startsWith(allowed + path.sep)) continue;
-        const st = lstatSync(full);
-        if (st.isSymbolicLink()) out.push(`${full} -> ${readlinkSync(full)}`);
-        else if (st.isDirectory()) {
-          // The Local driver's own upload folder (inside the root) may appear; what is left in it may not.
-          if (name !== '.atrium-tmp') out.push(`${full}/`);
-          walk(full);
-        } else out.push(`${full} ${createHash('sha256').update(readFileSync(full)).digest('hex')}`);
-      }
-    };
-    walk(dir);
-    return out;
-  };
 
   /** Sends one attack; the answer must be a clean envelope (or a clean /d answer) that carries none of `secrets`. */
   const attack = async (what: string, send: () => Promise<{ status: number; body: string }>, secrets = SECRETS) => {
