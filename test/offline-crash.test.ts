@@ -5,6 +5,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type FileServer, startFileServer } from './helpers/file-server.js';
 import { atrium, callApi, freePort, type ServerProcess, startServerProcess } from './helpers/process.js';
+import { waitFor } from './helpers/wait.js';
 
 const SIZE = 200 * 1024 * 1024;
 
@@ -16,16 +17,6 @@ const sha256 = (file: string) =>
       .on('end', () => resolve(h.digest('hex')))
       .on('error', reject);
   });
-
-const waitFor = async <T>(what: () => Promise<T | undefined>, ms: number): Promise<T> => {
-  const end = Date.now() + ms;
-  for (;;) {
-    const v = await what();
-    if (v !== undefined) return v;
-    if (Date.now() > end) throw new Error('timed out waiting');
-    await new Promise((r) => setTimeout(r, 100));
-  }
-};
 
 /**
  * The server process is killed with SIGKILL in the middle of a 200 MB offline download. The task
@@ -75,7 +66,7 @@ describe('kill -9 during an offline download', () => {
     await waitFor(async () => {
       const info = await api('POST', `/api/admin/task/offline_download/info?tid=${id}`);
       return info.data.state === 1 && info.data.progress > 20 ? info : undefined;
-    }, 30_000);
+    }, 30_000, 100);
     await server.kill9();
     server = undefined;
 
@@ -92,19 +83,19 @@ describe('kill -9 during an offline download', () => {
     const firstSeen = await waitFor(async () => {
       const info = await api('POST', `/api/admin/task/offline_download/info?tid=${id}`);
       return info.code === 200 ? info.data : undefined;
-    }, 10_000);
+    }, 10_000, 100);
     // Not lost, not falsely done: queued again or running.
     expect([0, 1]).toContain(firstSeen.state);
 
     const finished = await waitFor(async () => {
       const info = await api('POST', `/api/admin/task/offline_download/info?tid=${id}`);
       return [2, 4, 7].includes(info.data.state) ? info.data : undefined;
-    }, 60_000);
+    }, 60_000, 100);
     expect(finished).toMatchObject({ state: 2, error: '', progress: 100 });
     const transfer = await waitFor(async () => {
       const done = await api('GET', '/api/admin/task/offline_download_transfer/done');
       return done.data.length > 0 ? done.data[0] : undefined;
-    }, 60_000);
+    }, 60_000, 100);
     expect(transfer).toMatchObject({ state: 2, error: '' });
     // It went on from where it was, not from byte 0.
     const ranges = web.ranges.get('/big.bin')!;

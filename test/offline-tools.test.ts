@@ -10,6 +10,7 @@ import { localStorage, makeTree } from './helpers/files.js';
 import { startServer, type TestServer } from './helpers/server.js';
 import { freePort } from './helpers/process.js';
 import { makeTorrent } from './helpers/torrent.js';
+import { waitFor } from './helpers/wait.js';
 
 /**
  * Offline downloads through the real tools from Debian's packages (aria2c, qbittorrent-nox,
@@ -28,16 +29,6 @@ if (missing.length > 0) {
   console.warn(`\n*** SKIPPING offline-download tests with ${missing.map((t) => t.program).join(', ')}: not installed ***\n`);
 }
 
-const waitFor = async <T>(what: () => T | undefined | Promise<T | undefined>, ms = 60_000): Promise<T> => {
-  const end = Date.now() + ms;
-  for (;;) {
-    const v = await what();
-    if (v !== undefined && v !== false) return v;
-    if (Date.now() > end) throw new Error('timed out waiting');
-    await new Promise((r) => setTimeout(r, 100));
-  }
-};
-
 describe.each(TOOLS.filter((t) => !missing.includes(t)))('offline download with $tool', ({ tool }) => {
   let s: TestServer;
   let admin: string;
@@ -55,7 +46,7 @@ describe.each(TOOLS.filter((t) => !missing.includes(t)))('offline download with 
   /** Waits for the download and its transfers; returns the download task. */
   const settle = async (id: string) => {
     const t = s.core.tasks.get(id)!;
-    await waitFor(() => [2, 4, 7].includes(t.state));
+    await waitFor(() => [2, 4, 7].includes(t.state), 60_000, 100);
     const transfers = s.core.tasks.list('offline_download_transfer').filter((x) => (x.payload as { temp: string }).temp === tempOf(id));
     await Promise.all(transfers.map((x) => x.done));
     return { task: t, transfers };
@@ -160,7 +151,7 @@ describe.each(TOOLS.filter((t) => !missing.includes(t)))('offline download with 
       const r = await add(tool === 'aria2' ? `${served.base}/big.bin` : `${served.base}/big.torrent`, `/s/${tool}-cancel`);
       const id = r.data.tasks[0].id;
       const t = s.core.tasks.get(id)!;
-      await waitFor(() => t.state === 1 && t.progress > 0);
+      await waitFor(() => t.state === 1 && t.progress > 0, 60_000, 100);
       const handle = (t.payload as { handle: string }).handle;
       expect(handle).toBeTruthy();
       expect((await s.api('POST', '/api/admin/task/offline_download/cancel', { token: admin, query: { tid: id } })).code).toBe(200);

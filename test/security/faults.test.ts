@@ -6,18 +6,9 @@ import path from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { atrium, callApi, freePort, type ServerProcess, startServerProcess } from '../helpers/process.js';
+import { waitFor } from '../helpers/wait.js';
 
 const sha = (b: Buffer) => createHash('sha256').update(b).digest('hex');
-
-const waitFor = async <T>(what: () => Promise<T | undefined>, ms: number): Promise<T> => {
-  const end = Date.now() + ms;
-  for (;;) {
-    const v = await what();
-    if (v !== undefined) return v;
-    if (Date.now() > end) throw new Error('timed out waiting');
-    await new Promise((r) => setTimeout(r, 20));
-  }
-};
 
 /** Every regular file below `dir`, relative, skipping the Local driver's own temp folder. */
 const files = (dir: string): string[] =>
@@ -90,7 +81,7 @@ describe('kill -9 during writes', () => {
     // Half the body, then the process dies while it waits for the rest.
     await new Promise<void>((resolve) => req.write(body.subarray(0, body.length / 2), () => resolve()));
     const temp = path.join(box, 'b/.atrium-tmp');
-    await waitFor(async () => (existsSync(temp) && readdirSync(temp).length > 0 ? true : undefined), 10_000);
+    await waitFor(async () => (existsSync(temp) && readdirSync(temp).length > 0 ? true : undefined), 10_000, 20);
     await kill();
     req.destroy();
     expect(existsSync(path.join(box, 'b/upload.bin'))).toBe(false);
@@ -110,11 +101,11 @@ describe('kill -9 during writes', () => {
     const id = (await waitFor(async () => {
       const undone = await api('GET', '/api/admin/task/copy/undone');
       return undone.data?.[0];
-    }, 10_000)).id as string;
+    }, 10_000, 20)).id as string;
     await waitFor(async () => {
       const info = await api('POST', `/api/admin/task/copy/info?tid=${id}`);
       return info.data.state === 1 && info.data.progress > 2 ? true : undefined;
-    }, 30_000);
+    }, 30_000, 20);
     await kill();
 
     const copied = files(path.join(box, 'b/src'));
@@ -126,12 +117,12 @@ describe('kill -9 during writes', () => {
     const after = await waitFor(async () => {
       const info = await api('POST', `/api/admin/task/copy/info?tid=${id}`);
       return info.code === 200 ? info.data : undefined;
-    }, 10_000);
+    }, 10_000, 20);
     expect([0, 1, 2]).toContain(after.state);
     const end = await waitFor(async () => {
       const info = await api('POST', `/api/admin/task/copy/info?tid=${id}`);
       return [2, 4, 7].includes(info.data.state) ? info.data : undefined;
-    }, 120_000);
+    }, 120_000, 20);
     expect(end).toMatchObject({ state: 2, error: '' });
     const final = files(path.join(box, 'b/src'));
     expect(final).toEqual(Object.keys(source).sort());
@@ -152,7 +143,7 @@ describe('kill -9 during writes', () => {
     await waitFor(async () => {
       const p = await api('GET', '/api/admin/index/progress');
       return p.data.obj_count > 0 && !p.data.is_done ? true : undefined;
-    }, 30_000);
+    }, 30_000, 20);
     await kill();
     expect(integrity(path.join(data, 'data.db'))).toBe('ok');
 
@@ -160,7 +151,7 @@ describe('kill -9 during writes', () => {
     const done = await waitFor(async () => {
       const p = await api('GET', '/api/admin/index/progress');
       return p.data.is_done ? p.data : undefined;
-    }, 120_000);
+    }, 120_000, 20);
     expect(done.error).toBe('');
     // Every entry once: the admin's search for one file name finds exactly its one place.
     for (const name of ['n-0-0.txt', 'n-39-999.txt', 'n-17-512.txt', 'f0007.bin']) {
