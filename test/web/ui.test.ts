@@ -322,6 +322,37 @@ describe.runIf(enabled)('web UI in chromium', () => {
     expect((await s.api('POST', '/api/admin/setting/save', { token: admin, body: [{ key: 'search_index', value: 'none' }] })).code).toBe(200);
   });
 
+  it('keeps a session whose token arrived while an answer to a token-less request was on its way', async () => {
+    // The 401 to a request sent before the login must not end the session that began meanwhile.
+    const other = await browser.newContext();
+    const tab = await other.newPage();
+    tab.setDefaultTimeout(10_000);
+    let release!: () => void;
+    const held = new Promise<void>((r) => (release = r));
+    let answered!: (code: number) => void;
+    const firstMe = new Promise<number>((r) => (answered = r));
+    let asked!: () => void;
+    const meAsked = new Promise<void>((r) => (asked = r));
+    await tab.route('**/api/me', async (route) => {
+      asked();
+      const res = await route.fetch();
+      const env = (await res.json()) as { code: number };
+      await held;
+      await route.fulfill({ response: res, json: env });
+      answered(env.code);
+    }, { times: 1 });
+    await tab.goto(`${base}/@login`, { waitUntil: 'commit' });
+    await meAsked;
+    await tab.evaluate((t) => window.localStorage.setItem('token', t), await s.login());
+    release();
+    expect(await firstMe).toBe(401);
+    await tab.waitForTimeout(200);
+    expect(await tab.evaluate(() => window.localStorage.getItem('token'))).toBeTruthy();
+    await tab.goto(`${base}/docs`);
+    await tab.locator('[data-testid=row][data-name="code.ts"]').waitFor();
+    await other.close();
+  });
+
   it('works at phone width in dark mode', async () => {
     const phone = await ctx.newPage();
     await phone.setViewportSize({ width: 390, height: 800 });

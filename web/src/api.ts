@@ -21,17 +21,17 @@ export const token = {
 let onUnauthorized: () => void = () => {};
 export const setUnauthorizedHandler = (fn: () => void) => (onUnauthorized = fn);
 
-function headers(extra: Record<string, string> = {}): Record<string, string> {
+function headers(extra: Record<string, string> = {}, tk = token.get()): Record<string, string> {
   const h: Record<string, string> = { ...extra };
-  const tk = token.get();
   if (tk) h.Authorization = tk;
   return h;
 }
 
 export async function api<T = unknown>(route: string, body?: unknown, method = body === undefined ? 'GET' : 'POST'): Promise<T> {
+  const sent = token.get();
   const res = await fetch(`${basePath}/api${route}`, {
     method,
-    headers: headers(body === undefined ? {} : { 'Content-Type': 'application/json' }),
+    headers: headers(body === undefined ? {} : { 'Content-Type': 'application/json' }, sent),
     body: body === undefined ? undefined : JSON.stringify(body),
   });
   let env: { code: number; message: string; data: T };
@@ -40,7 +40,9 @@ export async function api<T = unknown>(route: string, body?: unknown, method = b
   } catch {
     throw new ApiError(res.status, `HTTP ${res.status}`);
   }
-  if (env.code === 401 && token.get()) onUnauthorized();
+  // Only a refusal of the token this request carried ends the session: an answer to an older
+  // request (sent before a login, or with a token since replaced) must not log the user out.
+  if (env.code === 401 && sent && sent === token.get()) onUnauthorized();
   if (env.code !== 200) throw new ApiError(env.code, env.message);
   return env.data;
 }
