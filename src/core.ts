@@ -103,7 +103,8 @@ export function openCore(loaded: LoadedConfig, opts: OpenOptions = {}): Core {
   const fileTypes = new FileTypes(settings);
   const links = new LinkFetcher(() => settings.getBool(URL_FETCH_SETTING));
   const storages = new Storages(repos.storages, log, config.temp_dir, (name) => fileTypes.ofName(name), links);
-  const fs = new Fs(storages, new ListingCache());
+  const listingCache = new ListingCache();
+  const fs = new Fs(storages, listingCache);
   storages.onChange = (id) => fs.dropStorageCache(id);
   const metas = new Metas(repos.metas);
   const tasks = new TaskManager(repos.tasks, config.tasks, log, opts.tasks);
@@ -112,7 +113,7 @@ export function openCore(loaded: LoadedConfig, opts: OpenOptions = {}): Core {
   storages.vfs = new DriverFs(fs, writer, links);
   const offline = new OfflineDownloads(tasks, fs, writer, settings, createOfflineTools(opts.offline), config.temp_dir, log, opts.offline);
   const cluster = new Cluster(config.redis, { fs, storages, settings, metas, tasks, log });
-  const metrics = new Metrics(tasks);
+  const metrics = new Metrics(tasks, listingCache);
   storages.onDriverError = (driver, op) => metrics.driverError(driver, op);
   return {
     dataDir,

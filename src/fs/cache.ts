@@ -17,6 +17,11 @@ export class ListingCache {
 
   constructor(private readonly maxObjects = 2_000_000) {}
 
+  /** Cached folders and the entries they hold (for the metrics). */
+  size(): { folders: number; objects: number } {
+    return { folders: this.entries.size, objects: this.objects };
+  }
+
   private key(storageId: number, path: string): string {
     return `${storageId}\0${path}`;
   }

@@ -1,4 +1,5 @@
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
+import type { ListingCache } from '../fs/cache.js';
 import { DONE_STATES, STATE, TASK_KINDS, type TaskKind, type TaskManager } from '../tasks/manager.js';
 
 const STATE_NAMES = Object.fromEntries(Object.entries(STATE).map(([name, n]) => [n, name.toLowerCase()])) as Record<number, string>;
@@ -21,7 +22,8 @@ export interface RequestSample {
 /**
  * The process's Prometheus metrics, in a registry of its own (nothing global): requests by
  * route and code, latency, bytes in and out, tasks by state (cluster-wide when tasks are
- * shared), driver errors, and Node's process metrics.
+ * shared), driver errors, the listing cache, and the process's memory under the names Node
+ * dashboards know (read at scrape time: no timers).
  */
 export class Metrics {
   readonly registry = new Registry();
@@ -31,7 +33,7 @@ export class Metrics {
   private readonly bytesOut: Counter<'route'>;
   private readonly driverErrors: Counter<'driver' | 'op'>;
 
-  constructor(tasks: TaskManager) {
+  constructor(tasks: TaskManager, cache: ListingCache) {
     const registers = [this.registry];
     this.requests = new Counter({ name: 'atrium_http_requests_total', help: 'HTTP requests by route, HTTP status and API envelope code', labelNames: ['method', 'route', 'status', 'code'], registers });
     this.latency = new Histogram({ name: 'atrium_http_request_duration_seconds', help: 'Time from request to the end of the response', labelNames: ['method', 'route'], buckets: LATENCY_BUCKETS, registers });
@@ -54,6 +56,24 @@ export class Metrics {
             this.set({ kind, state: STATE_NAMES[state]! }, counts.get(state) ?? 0);
           }
         }
+      },
+    });
+    this.gauge('process_resident_memory_bytes', 'Resident memory size in bytes', () => process.memoryUsage.rss());
+    this.gauge('nodejs_heap_size_total_bytes', 'V8 heap reserved, in bytes', () => process.memoryUsage().heapTotal);
+    this.gauge('nodejs_heap_size_used_bytes', 'V8 heap in use (live and not yet collected), in bytes', () => process.memoryUsage().heapUsed);
+    this.gauge('nodejs_external_memory_bytes', 'Memory of C++ objects bound to JavaScript (buffers included), in bytes', () => process.memoryUsage().external);
+    this.gauge('atrium_listing_cache_folders', 'Folder listings held in the listing cache', () => cache.size().folders);
+    this.gauge('atrium_listing_cache_objects', 'Entries held by the cached folder listings', () => cache.size().objects);
+  }
+
+  /** Gauges read when scraped. */
+  private gauge(name: string, help: string, read: () => number): void {
+    new Gauge({
+      name,
+      help,
+      registers: [this.registry],
+      collect() {
+        this.set(read());
       },
     });
   }

@@ -88,6 +88,23 @@ describe.each(BACKENDS)('GET /metrics on $name', (backend) => {
     expect(sample(text, 'atrium_http_sent_bytes_total', { route: '/api/fs/list' })).toBeGreaterThan(3 * '{"code":200'.length);
   });
 
+  it('reports the process memory and the listing cache', async () => {
+    for (const name of ['cached-a', 'cached-b']) expect((await callApi(base, 'POST', '/api/fs/mkdir', { token: admin, body: { path: `/${name}` } })).code).toBe(200);
+    const listed = await callApi(base, 'POST', '/api/fs/list', { token: admin, body: { path: '/' } });
+    expect(listed.code).toBe(200);
+    const text = await (await scrape(`Bearer ${TOKEN}`)).text();
+    const value = (name: string) => Number(new RegExp(`^${name} (\\S+)$`, 'm').exec(text)?.[1]);
+    const rss = value('process_resident_memory_bytes');
+    expect(rss).toBeGreaterThan(10e6);
+    expect(value('nodejs_heap_size_used_bytes')).toBeGreaterThan(1e6);
+    expect(value('nodejs_heap_size_total_bytes')).toBeGreaterThanOrEqual(value('nodejs_heap_size_used_bytes'));
+    expect(value('nodejs_external_memory_bytes')).toBeGreaterThan(0);
+    expect(rss).toBeGreaterThan(value('nodejs_heap_size_used_bytes'));
+    expect(value('atrium_listing_cache_folders')).toBeGreaterThanOrEqual(1);
+    expect(listed.data.content.length).toBeGreaterThanOrEqual(2);
+    expect(value('atrium_listing_cache_objects')).toBeGreaterThanOrEqual(listed.data.content.length);
+  });
+
   it('reports tasks by kind and state, and driver errors', async () => {
     const put = await fetch(`${base}/api/fs/put`, {
       method: 'PUT',
