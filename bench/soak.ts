@@ -5,7 +5,16 @@
 // upload (15%) or rename (10%). Downloads are checked byte for byte against the seed files;
 // uploads and renames are tracked, and at the end every file that should exist is read back
 // from disk and compared by SHA-256. RSS is sampled every 5 s; growth compares the mean of the
-// last 10% of samples with the mean of the samples after the warm-up (the first 10%).
+// last 10% of samples with the mean of the samples after the warm-up (the first 10%). The
+// server's /metrics is scraped at the same times, so the report splits memory into the V8 heap
+// (reserved and in use), external memory (buffers) and the rest, and shows the listing cache.
+//
+// Each client keeps at most BENCH_SOAK_FILES files (default 200) in its folder: past that, an
+// upload replaces one of its files (a write over an existing name, whose new bytes the final
+// check expects), so the data and the traffic reach a steady state and memory growth measures
+// leaks, not a data set that grows all along. BENCH_SOAK_FILES=0 lets the folders grow without
+// bound (63 000 files in 30 min): every listing of a changed folder then re-reads a larger
+// folder, and memory follows the size of that work.
 //
 // BENCH_SOAK_MIN (default 30; 1 with BENCH_QUICK) sets the duration, BENCH_SOAK_CLIENTS the
 // number of clients (default 32).
@@ -15,7 +24,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
 import { apiCall } from './lib/http.js';
-import { makeTempDir, removeTempDir, sampleRss } from './lib/proc.js';
+import { makeTempDir, removeTempDir, sampleRss, sleep } from './lib/proc.js';
 import { startAtrium, type Atrium } from './lib/servers.js';
 import { fmtNum, nowMs, percentile } from './lib/stats.js';
 import type { AreaResult, BenchContext, BenchModule } from './lib/types.js';
@@ -26,6 +35,33 @@ const SEED_FILES = 200;
 interface Outcome {
   status: number;
   body: Buffer;
+}
+
+/** The memory figures of one /metrics scrape, in bytes (and entries for the cache). */
+interface MemorySample {
+  rss: number;
+  heapTotal: number;
+  heapUsed: number;
+  external: number;
+  cacheObjects: number;
+}
+
+const METRIC_OF: Record<keyof MemorySample, string> = {
+  rss: 'process_resident_memory_bytes',
+  heapTotal: 'nodejs_heap_size_total_bytes',
+  heapUsed: 'nodejs_heap_size_used_bytes',
+  external: 'nodejs_external_memory_bytes',
+  cacheObjects: 'atrium_listing_cache_objects',
+};
+
+function parseMemory(text: string): MemorySample | undefined {
+  const out: Partial<MemorySample> = {};
+  for (const [key, name] of Object.entries(METRIC_OF) as [keyof MemorySample, string][]) {
+    const m = new RegExp(`^${name} (\\S+)$`, 'm').exec(text);
+    if (!m) return undefined;
+    out[key] = Number(m[1]);
+  }
+  return out as MemorySample;
 }
 
 function call(agent: http.Agent, base: string, method: string, route: string, token: string, body?: Buffer | string, headers: Record<string, string> = {}): Promise<Outcome> {
@@ -50,7 +86,14 @@ export const soakBench: BenchModule = {
   async run(ctx: BenchContext, result: AreaResult) {
     const minutes = Number(process.env.BENCH_SOAK_MIN ?? (ctx.quick ? 1 : 30));
     const clients = Number(process.env.BENCH_SOAK_CLIENTS ?? 32);
-    result.parameters = { minutes, clients, seedFiles: SEED_FILES, mix: 'list 30%, get 20%, download 25%, upload 15%, rename 10%' };
+    const filesPerClient = Number(process.env.BENCH_SOAK_FILES ?? 200);
+    result.parameters = {
+      minutes,
+      clients,
+      seedFiles: SEED_FILES,
+      filesPerClient: filesPerClient > 0 ? filesPerClient : 'unbounded',
+      mix: 'list 30%, get 20%, download 25%, upload 15%, rename 10%',
+    };
     const work = makeTempDir('atrium-soak-');
     let atrium: Atrium | undefined;
     try {
@@ -66,7 +109,14 @@ export const soakBench: BenchModule = {
       }
       atrium = await startAtrium(ctx.repoRoot, dataDir, { signal: ctx.signal });
       const { base, token } = atrium;
-      await apiCall(base, '/api/admin/setting/save', { token, body: [{ key: 'sign_all', value: 'false' }] });
+      const metricsToken = randomBytes(12).toString('hex');
+      await apiCall(base, '/api/admin/setting/save', {
+        token,
+        body: [
+          { key: 'sign_all', value: 'false' },
+          { key: 'metrics_token', value: metricsToken },
+        ],
+      });
       const agent = new http.Agent({ keepAlive: true, maxSockets: clients });
       /** Files clients wrote: virtual path → sha256, updated on rename. */
       const written = new Map<string, string>();
@@ -78,6 +128,15 @@ export const soakBench: BenchModule = {
       };
       const rss = sampleRss(atrium.proc.pid, 5000);
       const deadline = Date.now() + minutes * 60_000;
+      const memory: MemorySample[] = [];
+      const scraping = (async () => {
+        while (Date.now() < deadline && !ctx.signal.aborted) {
+          const r = await call(agent, base, 'GET', '/metrics', `Bearer ${metricsToken}`).catch(() => undefined);
+          const m = r?.status === 200 ? parseMemory(r.body.toString()) : undefined;
+          if (m) memory.push(m);
+          await sleep(5000, ctx.signal).catch(() => undefined);
+        }
+      })();
       const seedNames = [...seeds.keys()];
       const pick = <T>(a: T[]) => a[Math.floor(Math.random() * a.length)]!;
 
@@ -108,11 +167,12 @@ export const soakBench: BenchModule = {
             } else if (roll < 0.9 || own.length === 0) {
               what = 'upload';
               const body = randomBytes(512 + Math.floor(Math.random() * 256 * 1024));
-              const target = `/soak/w${n}/up-${serial++}.bin`;
+              const replacing = filesPerClient > 0 && own.length >= filesPerClient;
+              const target = replacing ? pick(own) : `/soak/w${n}/up-${serial++}.bin`;
               r = await call(agent, base, 'PUT', '/api/fs/put', token, body, { 'file-path': encodeURIComponent(target), 'content-length': String(body.length) });
               if (r.status === 200 && JSON.parse(r.body.toString()).code === 200) {
                 written.set(target, sha(body));
-                own.push(target);
+                if (!replacing) own.push(target);
               }
             } else {
               what = 'rename';
@@ -145,6 +205,7 @@ export const soakBench: BenchModule = {
       };
       ctx.log(`${clients} clients for ${minutes} min`);
       await Promise.all(Array.from({ length: clients }, (_, i) => client(i)));
+      await scraping;
       const { samples } = await rss.stop();
       agent.destroy();
 
@@ -176,8 +237,29 @@ export const soakBench: BenchModule = {
         columns: ['warm-up mean', 'last 10% mean', 'peak', 'samples'],
         rows: [[fmtNum(warm / 1e6), fmtNum(last / 1e6), fmtNum(Math.max(...samples) / 1e6), samples.length]],
       });
+      if (memory.length >= 10) {
+        // The same windows over the server's own figures (scraped from /metrics).
+        const mt = Math.max(1, Math.floor(memory.length / 10));
+        const part = (label: string, of: (m: MemorySample) => number, unit = 'MB', scale = 1e6) => {
+          const a = mean(memory.slice(mt, 2 * mt).map(of));
+          const b = mean(memory.slice(-mt).map(of));
+          return [label, fmtNum(a / scale), fmtNum(b / scale), fmtNum((b - a) / scale), unit];
+        };
+        result.details.push({
+          title: 'Server memory from /metrics (warm-up window vs last 10%, means)',
+          columns: ['part', 'warm-up', 'last 10%', 'change', 'unit'],
+          rows: [
+            part('RSS', (m) => m.rss),
+            part('V8 heap reserved', (m) => m.heapTotal),
+            part('V8 heap in use (live + garbage)', (m) => m.heapUsed),
+            part('external (buffers)', (m) => m.external),
+            part('rest (code, native, allocator)', (m) => m.rss - m.heapTotal - m.external),
+            part('listing cache entries', (m) => m.cacheObjects, 'entries', 1),
+          ],
+        });
+      }
       if (firstErrors.length) result.details.push({ title: 'first errors', columns: ['error'], rows: firstErrors.map((e) => [e]) });
-      result.raw = { counts, rssSamples: samples, clientErrors: counts.clientErrors };
+      result.raw = { counts, rssSamples: samples, memorySamples: memory, clientErrors: counts.clientErrors };
     } finally {
       await atrium?.stop();
       removeTempDir(work);
