@@ -13,7 +13,7 @@
 // upload replaces one of its files (a write over an existing name, whose new bytes the final
 // check expects), so the data and the traffic reach a steady state and memory growth measures
 // leaks, not a data set that grows all along. BENCH_SOAK_FILES=0 lets the folders grow without
-// bound (63 000 files in 30 min): every listing of a changed folder then re-reads a larger
+// bound (60 000 to 80 000 files in 30 min): every listing of a changed folder then re-reads a larger
 // folder, and memory follows the size of that work.
 //
 // BENCH_SOAK_MIN (default 30; 1 with BENCH_QUICK) sets the duration, BENCH_SOAK_CLIENTS the

@@ -346,7 +346,8 @@ describe.runIf(enabled)('web UI in chromium', () => {
     await tab.evaluate((t) => window.localStorage.setItem('token', t), await s.login());
     release();
     expect(await firstMe).toBe(401);
-    await tab.waitForTimeout(200);
+    // The login form shows once that answer has been handled (the app is ready after /api/me).
+    await tab.locator('input[name=username]').waitFor();
     expect(await tab.evaluate(() => window.localStorage.getItem('token'))).toBeTruthy();
     await tab.goto(`${base}/docs`);
     await tab.locator('[data-testid=row][data-name="code.ts"]').waitFor();
