@@ -30,10 +30,11 @@ registerDriver({
   }),
 });
 
-/** The value of one sample line of the exposition (`name{labels} value`). */
-function sample(text: string, name: string, labels: Record<string, string>): number | undefined {
+/** The value of one sample line of the exposition (`name{labels} value`, or `name value`). */
+function sample(text: string, name: string, labels: Record<string, string> = {}): number | undefined {
   const want = Object.entries(labels).map(([k, v]) => `${k}="${v}"`);
   for (const line of text.split('\n')) {
+    if (want.length === 0 && line.startsWith(`${name} `)) return Number(line.slice(name.length + 1));
     if (!line.startsWith(`${name}{`)) continue;
     const inside = line.slice(name.length + 1, line.lastIndexOf('}')).split(',');
     if (want.every((w) => inside.includes(w))) return Number(line.slice(line.lastIndexOf(' ') + 1));
@@ -93,7 +94,7 @@ describe.each(BACKENDS)('GET /metrics on $name', (backend) => {
     const listed = await callApi(base, 'POST', '/api/fs/list', { token: admin, body: { path: '/' } });
     expect(listed.code).toBe(200);
     const text = await (await scrape(`Bearer ${TOKEN}`)).text();
-    const value = (name: string) => Number(new RegExp(`^${name} (\\S+)$`, 'm').exec(text)?.[1]);
+    const value = (name: string) => sample(text, name) ?? Number.NaN;
     const rss = value('process_resident_memory_bytes');
     expect(rss).toBeGreaterThan(10e6);
     expect(value('nodejs_heap_size_used_bytes')).toBeGreaterThan(1e6);
