@@ -1,10 +1,11 @@
-// Area `drivers`: the S3 and SFTP drivers against rclone on the same peers (issue: "listing
-// 10 000 objects and streaming a 1 GiB object through /d (proxy) vs `rclone cat` of the same
-// object in one run; target at least rclone's throughput, flat memory").
+// Area `drivers`: the S3, SFTP, SMB and Azure Blob Storage drivers against rclone on the same
+// peers (issue: "listing 10 000 objects and streaming a 1 GiB object through /d (proxy) vs
+// `rclone cat` of the same object in one run; target at least rclone's throughput, flat memory").
 //
-// Peers, on loopback: s3rver (in this process) and OpenSSH's sshd (private config, the test
-// suite's helper). Atrium runs as its own process with an S3 storage (web_proxy on, so /d
-// streams through Atrium) and an SFTP storage. For each driver:
+// Peers, on loopback: s3rver (in this process), OpenSSH's sshd and Samba's smbd (private
+// configs, the test suite's helpers; Samba with its default ntlmv2-only) and azurite (rclone's
+// azureblob backend talks to the emulator directly). Atrium runs as its own process with one
+// storage per driver (S3 and Azure with web_proxy on, so /d streams through Atrium). For each driver:
 //   - a cold listing of 10 000 entries (`/api/fs/list` with refresh) vs `rclone lsjson`;
 //   - the large object through `/d` with curl vs `rclone cat … > /dev/null`, Atrium's RSS sampled
 //     during the download.
@@ -15,7 +16,8 @@ import { createReadStream, mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { Upload } from '@aws-sdk/lib-storage';
 import { PutObjectCommand } from '@aws-sdk/client-s3';
-import { startSshd, type SshdPeer } from '../test/drivers/peers.js';
+import { BlobServiceClient, ContainerSASPermissions, StorageSharedKeyCredential } from '@azure/storage-blob';
+import { AZURITE_ACCOUNT, AZURITE_KEY, type AzuritePeer, type SambaPeer, startAzurite, startSamba, startSshd, type SshdPeer } from '../test/drivers/peers.js';
 import { BUCKET, S3_KEY, type S3Peer, startS3rver } from '../test/drivers/s3-peer.js';
 import { createBigFile } from './lib/files.js';
 import { apiCall, parallelDownload } from './lib/http.js';
@@ -28,7 +30,7 @@ const LIST_RUNS = 3;
 const DOWNLOAD_REPS = 2;
 
 interface Subject {
-  driver: 'S3' | 'SFTP';
+  driver: 'S3' | 'SFTP' | 'SMB' | 'Azure';
   mount: string;
   /** rclone remote spec (on-the-fly remote from the environment) and its env. */
   remote: string;
@@ -55,6 +57,33 @@ async function seedSftp(peer: SshdPeer, count: number, bigFile: string): Promise
   await timedBash('link', 'ln "$1" "$2" && chown -R nobody: "$3"', [bigFile, path.join(peer.files, 'root/big/big.bin'), path.join(peer.files, 'root')]);
 }
 
+async function seedSamba(peer: SambaPeer, count: number, bigFile: string): Promise<void> {
+  const list = path.join(peer.files, 'root/list');
+  mkdirSync(list, { recursive: true });
+  for (let i = 0; i < count; i++) writeFileSync(path.join(list, `f-${String(i).padStart(6, '0')}.txt`), `f-${i}`);
+  mkdirSync(path.join(peer.files, 'root/big'), { recursive: true });
+  await timedBash('link', 'ln "$1" "$2" && chown -R nobody: "$3"', [bigFile, path.join(peer.files, 'root/big/big.bin'), path.join(peer.files, 'root')]);
+}
+
+const AZURE_CONTAINER = 'bench';
+
+/** Seeds the container; returns a container SAS URL for rclone (whose 1.60 `endpoint` is a DNS suffix, not a URL). */
+async function seedAzure(peer: AzuritePeer, count: number, bigFile: string, signal: AbortSignal): Promise<string> {
+  const c = new BlobServiceClient(peer.endpoint, new StorageSharedKeyCredential(AZURITE_ACCOUNT, AZURITE_KEY)).getContainerClient(AZURE_CONTAINER);
+  await c.createIfNotExists();
+  for (let i = 0; i < count; i += 64) {
+    if (signal.aborted) throw signal.reason;
+    await Promise.all(
+      Array.from({ length: Math.min(64, count - i) }, (_, j) => {
+        const name = `list/f-${String(i + j).padStart(6, '0')}.txt`;
+        return c.getBlockBlobClient(name).upload(name, name.length);
+      }),
+    );
+  }
+  await c.getBlockBlobClient('big/big.bin').uploadStream(createReadStream(bigFile), 8 * MiB, 4);
+  return c.generateSasUrl({ permissions: ContainerSASPermissions.parse('rl'), expiresOn: new Date(Date.now() + 6 * 3600_000) });
+}
+
 async function run(ctx: BenchContext, result: AreaResult): Promise<void> {
   const { signal } = ctx;
   const count = Number(process.env.BENCH_LIST_SIZES?.split(',')[0] ?? 10_000);
@@ -69,12 +98,22 @@ async function run(ctx: BenchContext, result: AreaResult): Promise<void> {
   let atrium: Atrium | undefined;
   let s3: S3Peer | undefined;
   let sshd: SshdPeer | undefined;
+  let samba: SambaPeer | undefined;
+  let azurite: AzuritePeer | undefined;
   try {
     ctx.log(`creating a ${fmtBytes(fileSize)} object and ${count} small ones on s3rver and sshd`);
     await createBigFile(bigFile, fileSize, signal);
     [s3, sshd] = await Promise.all([startS3rver(), startSshd()]);
     await seedSftp(sshd, count, bigFile);
     await seedS3(s3, count, bigFile, signal);
+    // SMB needs Debian's samba (and root, to switch users); the row is left out without it.
+    const haveSamba = (await which('smbd')) && process.getuid?.() === 0;
+    if (haveSamba) {
+      samba = await startSamba();
+      await seedSamba(samba, count, bigFile);
+    } else ctx.log('smbd is not installed (or not root): no SMB row');
+    azurite = await startAzurite();
+    const azureSas = await seedAzure(azurite, count, bigFile, signal);
     const keyFile = path.join(work, 'sftp-key');
     writeFileSync(keyFile, sshd.privateKey, { mode: 0o600 });
 
@@ -94,6 +133,22 @@ async function run(ctx: BenchContext, result: AreaResult): Promise<void> {
       driver: 'SFTP',
       cache_expiration: 0,
       addition: JSON.stringify({ address: `127.0.0.1:${sshd.port}`, username: sshd.user, private_key: sshd.privateKey, root_folder_path: path.join(sshd.files, 'root') }),
+    });
+
+    if (samba) {
+      await create({
+        mount_path: '/smb',
+        driver: 'SMB',
+        cache_expiration: 0,
+        addition: JSON.stringify({ address: `127.0.0.1:${samba.port}`, username: samba.user, password: samba.password, share_name: samba.share, root_folder_path: '/root' }),
+      });
+    }
+    await create({
+      mount_path: '/azure',
+      driver: 'Azure Blob Storage',
+      web_proxy: true,
+      cache_expiration: 0,
+      addition: JSON.stringify({ endpoint: azurite.endpoint, access_key: AZURITE_KEY, container_name: AZURE_CONTAINER, root_folder_path: '/' }),
     });
 
     const subjects: Subject[] = [
@@ -125,7 +180,28 @@ async function run(ctx: BenchContext, result: AreaResult): Promise<void> {
           RCLONE_CONFIG_BENCH_KNOWN_HOSTS_FILE: '',
         },
       },
+      {
+        driver: 'Azure',
+        mount: '/azure',
+        remote: `bench:${AZURE_CONTAINER}`,
+        env: { RCLONE_CONFIG_BENCH_TYPE: 'azureblob', RCLONE_CONFIG_BENCH_SAS_URL: azureSas },
+      },
     ];
+    if (samba) {
+      const obscured = (await timedBash('obscure', 'rclone obscure "$1"', [samba.password], { signal })).output.trim();
+      subjects.push({
+        driver: 'SMB',
+        mount: '/smb',
+        remote: `bench:${samba.share}/root`,
+        env: {
+          RCLONE_CONFIG_BENCH_TYPE: 'smb',
+          RCLONE_CONFIG_BENCH_HOST: '127.0.0.1',
+          RCLONE_CONFIG_BENCH_PORT: String(samba.port),
+          RCLONE_CONFIG_BENCH_USER: samba.user,
+          RCLONE_CONFIG_BENCH_PASS: obscured,
+        },
+      });
+    }
 
     const listRows: Array<Array<string | number | null>> = [];
     const dlRows: Array<Array<string | number | null>> = [];
@@ -195,13 +271,15 @@ async function run(ctx: BenchContext, result: AreaResult): Promise<void> {
     await atrium?.stop();
     await s3?.destroy();
     await sshd?.destroy();
+    await samba?.destroy();
+    await azurite?.destroy();
     removeTempDir(work);
   }
 }
 
 export const driversBench: BenchModule = {
   area: 'drivers',
-  title: 'Remote drivers (S3, SFTP) vs rclone',
+  title: 'Remote drivers (S3, SFTP, SMB, Azure Blob Storage) vs rclone',
   budgetMs: (quick) => (quick ? 5 : 15) * 60_000,
   run,
 };

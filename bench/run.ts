@@ -16,6 +16,7 @@
 // Ctrl-C (a second Ctrl-C kills at once).
 
 import { setMaxListeners } from 'node:events';
+import os, { loadavg } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { driversBench } from './drivers.js';
@@ -27,13 +28,18 @@ import { sftpBench } from './sftp.js';
 import { webdavBench } from './webdav.js';
 import { loadBench } from './load.js';
 import { cryptBench } from './crypt.js';
+import { pathsBench } from './paths.js';
+import { startupBench } from './startup.js';
+import { archiveBench } from './archive.js';
+import { s3Bench } from './s3.js';
+import { migrateBench } from './migrate.js';
 import { cleanupAll, installCleanup, interruption, wasInterrupted } from './lib/proc.js';
 import { markdownTable, renderDetail, SUMMARY_COLUMNS, summaryRows, writeResult } from './lib/report.js';
 import { buildAtrium } from './lib/servers.js';
 import type { AreaResult, BenchContext, BenchModule } from './lib/types.js';
 
 /** Every area, in run order. Add a module here to add an area. */
-const MODULES: BenchModule[] = [readBench, writeBench, searchBench, sftpBench, webdavBench, loadBench, cryptBench, driversBench, soakBench];
+const MODULES: BenchModule[] = [startupBench, readBench, writeBench, searchBench, sftpBench, webdavBench, loadBench, cryptBench, pathsBench, archiveBench, driversBench, s3Bench, soakBench, migrateBench, (await import('./ui.js')).uiBench];
 
 const benchDir = path.dirname(fileURLToPath(import.meta.url));
 const repoRoot = path.resolve(benchDir, '..');
@@ -97,6 +103,7 @@ async function main(): Promise<number> {
       result.errors.push({ benchmark: 'build', subject: 'atrium', message: build.warning });
     }
     log(`area ${mod.area}${quick ? ' (quick)' : ''}, time budget ${(budget / 60_000).toFixed(1)} min`);
+    const loadAtStart = loadavg().map((v) => v.toFixed(2)).join(' ');
     try {
       await mod.run(ctx, result);
     } catch (err) {
@@ -106,6 +113,8 @@ async function main(): Promise<number> {
       log(`area ${mod.area} stopped: ${reason}`);
     }
     clearTimeout(budgetTimer);
+    // Every area's figures with the machine's load (1, 5, 15 min), which skews absolute figures.
+    result.environment.load_average = `${loadAtStart} at start, ${loadavg().map((v) => v.toFixed(2)).join(' ')} at end (${os.cpus().length} cores)`;
     interruption.signal.removeEventListener('abort', onInterrupt);
     const finished = new Date();
     result.finishedAt = finished.toISOString();

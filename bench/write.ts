@@ -4,16 +4,17 @@
 // throughput; peak RSS under 150 MB. Copy of a folder of 10 000 small files within a local
 // storage within 1.5x of `cp -r`.").
 //
-// Targets checked:
-//   - upload through PUT /api/fs/put (curl -T): ≥ 0.70× the MB/s of `cat src > dst`
-//   - Atrium's peak RSS while it receives the uploads < 150 MB
+// Targets checked (issue 25 tightened issue 12's):
+//   - upload through PUT /api/fs/put (curl -T): ≥ 0.90× the MB/s of nginx's WebDAV PUT (issue 12:
+//     ≥ 0.70× `cat src > dst`, which copies inside the kernel; still shown for reference)
+//   - Atrium's peak RSS while it receives the uploads < 120 MB (issue 12: < 150 MB)
 //   - POST /api/fs/copy of a folder of 10 000 small files (same Local storage): ≤ 1.5× `cp -r`
 //
 // Nothing is fsync'ed by default (Atrium does not, nor do nginx, rclone, cat or dd): every
 // writer is timed until its data is in the page cache and the file is in place.
 // BENCH_WRITE_FSYNC=1 adds a timed `sync <file>` after every write, for all of them.
 //
-// Two properties of the VM this was written on make naive repetitions unfair (see README):
+// Two properties of the VM this was written on make naive repetitions unfair (see docs/benchmarks.md):
 //   - memory freed by the guest is handed back to the host after ~2 s (virtio-balloon free page
 //     reporting) and the first touch of such a page is slow, so a write that follows an idle
 //     pause pays up to ~1.4 s per GiB more than one that follows a write. Every timed write is
@@ -33,6 +34,7 @@ import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { apiCall, curlUpload, request } from './lib/http.js';
+import { chunkedUpload } from './lib/chunked-upload.js';
 import { countEntries, createBigFile, createSmallFiles, headTailDigest, warmPageCache } from './lib/files.js';
 import { groupCpuSeconds, makeTempDir, removeTempDir, rssOf, runCommand, sampleRss, sleep, timedBash } from './lib/proc.js';
 import { startAtrium, startNginxDav, startRcloneWebdav, versionOf, which, type Atrium, type Server } from './lib/servers.js';
@@ -217,7 +219,10 @@ const loadavg = () => os.loadavg().map((v) => v.toFixed(2)).join(' / ');
 // -----------------------------------------------------------------------------------------------
 // Upload
 
-type WriterName = 'atrium' | 'nginx' | 'rclone' | 'cat' | 'dd';
+type WriterName = 'atrium' | 'chunked' | 'nginx' | 'rclone' | 'cat' | 'dd';
+
+/** The chunk size of the chunked row (OpenList's multipart routes). */
+const CHUNK = 16 * MiB;
 
 interface Writer {
   name: WriterName;
@@ -282,6 +287,14 @@ async function uploadBenchmarks(
           }
         : undefined,
     },
+    {
+      name: 'chunked',
+      how: `multipart init + ${CHUNK / MiB} MiB chunks + complete`,
+      dir: dir('up-atrium'),
+      error: env.atriumError,
+      server: atrium,
+      write: atrium ? async (file) => chunkedUpload(atrium.base, atrium.token, srcFile, size, `/up-atrium/${file}`, CHUNK, signal) : undefined,
+    },
     { name: 'nginx', how: 'WebDAV PUT (curl -T)', dir: dir('up-nginx'), error: env.have.nginx ? undefined : 'nginx is not installed (run bench/setup.sh)' },
     { name: 'rclone', how: 'rclone serve webdav, PUT (curl -T)', dir: dir('up-rclone'), error: env.have.rclone ? undefined : 'rclone is not installed (run bench/setup.sh)' },
     {
@@ -341,7 +354,7 @@ async function uploadBenchmarks(
       const dst = path.join(w.dir, file);
       const pgid = w.server?.proc.pid;
       if (P.prefault) await prefault(srcFile, env.scratch, size);
-      const sampler = w.name === 'atrium' && pgid ? sampleRss(pgid, 100) : undefined;
+      const sampler = w.server === atrium && pgid ? sampleRss(pgid, 100) : undefined;
       if (sampler && rssBefore === undefined) rssBefore = await rssOf(pgid!);
       const cpu0 = pgid ? await groupCpuSeconds(pgid) : undefined;
       let seconds: number;
@@ -474,9 +487,11 @@ async function uploadBenchmarks(
     const aErr = failures.atrium ?? writer('atrium').error;
     const a = med.atrium;
     for (const [peerName, peerLabel, target, ok] of [
-      ['cat', 'raw cat', '≥ 0.70× raw cat', (r: number) => r >= 0.7],
+      // issue 12 asked ≥ 0.70× cat (copy_file_range, no socket): kept as a reference row;
+      // issue 25's target is the peer that also receives through a socket.
+      ['cat', 'raw cat', '', undefined],
       ['dd', 'raw dd bs=1M', '', undefined],
-      ['nginx', 'nginx WebDAV PUT', '', undefined],
+      ['nginx', 'nginx WebDAV PUT', '≥ 0.90× nginx', (r: number) => r >= 0.9],
       ['rclone', 'rclone webdav PUT', '', undefined],
     ] as const) {
       const b = med[peerName];
@@ -494,12 +509,25 @@ async function uploadBenchmarks(
         error: a === undefined ? `atrium: ${aErr ?? 'not run'}` : b === undefined ? `${peerName}: ${bErr ?? 'not run'}` : undefined,
       });
     }
+    const c = med.chunked;
+    const cRatio = a !== undefined && c !== undefined ? c / a : null;
+    result.summary.push({
+      benchmark: `upload ${label} in ${CHUNK / MiB} MiB chunks (multipart) vs one PUT /api/fs/put`,
+      atrium: c ?? null,
+      peerName: 'single PUT',
+      peer: a ?? null,
+      unit: 'MB/s',
+      ratio: cRatio,
+      target: '≥ 0.80× single PUT',
+      met: cRatio === null ? null : cRatio >= 0.8,
+      error: c === undefined ? `chunked: ${failures.chunked ?? writer('chunked').error ?? 'not run'}` : a === undefined ? `atrium: ${aErr ?? 'not run'}` : undefined,
+    });
     const rssRow: SummaryRow = {
-      benchmark: `atrium peak RSS while receiving ${label} uploads`,
+      benchmark: `atrium peak RSS while receiving ${label} uploads (single PUT and chunked)`,
       atrium: rssPeak !== undefined ? rssPeak / 1e6 : null,
       unit: 'MB',
-      target: '< 150 MB',
-      met: rssPeak !== undefined && !atrium?.proc.done() ? rssPeak < 150e6 : null,
+      target: '< 120 MB',
+      met: rssPeak !== undefined && !atrium?.proc.done() ? rssPeak < 120e6 : null,
       error: rssPeak === undefined ? `atrium: ${aErr ?? 'not run'}` : undefined,
     };
     result.summary.push(rssRow);
@@ -507,7 +535,7 @@ async function uploadBenchmarks(
     if (rssBefore !== undefined) result.summary.push({ benchmark: 'atrium RSS before the first upload', atrium: rssBefore / 1e6, unit: 'MB' });
     result.raw.upload_rss_samples_bytes = rssSamples;
   } finally {
-    await Promise.all(writers.filter((w) => w.name !== 'atrium').map((w) => w.server?.stop()));
+    await Promise.all(writers.filter((w) => w.server !== atrium).map((w) => w.server?.stop()));
   }
 }
 

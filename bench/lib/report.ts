@@ -19,6 +19,8 @@ export function markdownTable(columns: string[], rows: Array<Array<string | numb
 }
 
 function digitsFor(unit: string): number {
+  if (unit === 'queries' || unit === 'commands') return 4; // per-request counts near zero
+  if (unit === 'CPU s') return 3;
   return unit === 'ms' ? 2 : unit === 'MB' ? 1 : 1;
 }
 

@@ -1,17 +1,30 @@
 import type { Settings } from '../settings/service.js';
 import type { SshKeysRepo } from '../db/ssh-keys.js';
+import type { AppPasswords } from './app-passwords.js';
+import type { LdapDirectory } from './ldap.js';
 import { ROLE_ADMIN, ROLE_GENERAL, ROLE_GUEST, type User, type UsersRepo } from '../db/users.js';
-import { BadRequest, Forbidden, NotFound, OtpRequired, Unauthorized } from '../errors.js';
+import { BadRequest, Forbidden, NotFound, OtpRequired, ServerError, Unauthorized, Upstream } from '../errors.js';
 import { cleanPath } from '../util/paths.js';
 import { randomAlnum } from '../util/random.js';
+import type { SharesRepo } from '../db/shares.js';
 import type { LoginLimiter } from './login-limiter.js';
 import { hashPassword, safeEqual, staticHash, verifyStaticHash } from './password.js';
 import { ALL_PERMISSIONS } from './permissions.js';
 import { MSG, type TokenService } from './tokens.js';
 import { totpStep } from './totp.js';
 
+/** Setting: the account password alone still opens WebDAV/SFTP/FTP while 2FA is on (the original's behaviour). */
+export const PROTOCOL_PASSWORD_WITH_2FA = 'protocol_password_with_2fa';
+
 export const MSG_GUEST_DISABLED = 'Guest user is disabled, login please';
 export const MSG_USER_DISABLED = 'Current user is disabled, replace please';
+
+/** A disabled user's credentials or token (401 on the API, as the original; WebDAV answers 403). */
+export class UserDisabled extends Unauthorized {
+  constructor() {
+    super(MSG_USER_DISABLED);
+  }
+}
 
 /** Who a request runs as. `sessionId` is set for JWT logins (logout revokes it). */
 export interface Principal {
@@ -30,6 +43,7 @@ export function userJson(u: User, withOtp = false) {
     disabled: u.disabled,
     permission: u.permission,
     sso_id: u.ssoId,
+    allow_ldap: u.allowLdap,
   };
   if (withOtp) json.otp = u.otpSecret !== '';
   return json;
@@ -44,6 +58,7 @@ export interface UserInput {
   disabled?: boolean;
   permission?: number;
   sso_id?: string;
+  allow_ldap?: boolean;
 }
 
 export class Accounts {
@@ -53,7 +68,13 @@ export class Accounts {
     private readonly tokens: TokenService,
     private readonly limiter: LoginLimiter,
     private readonly sshKeys: SshKeysRepo,
+    private readonly shares: SharesRepo,
+    readonly appPasswords: AppPasswords,
+    private readonly ldap: LdapDirectory,
   ) {}
+
+  /** Drops what else a deleted user owns (their S3 keys). */
+  onDeleteUser?: (id: number) => Promise<void>;
 
   /**
    * Creates the admin (random 8-character password unless one is given) and the disabled
@@ -74,6 +95,7 @@ export class Accounts {
         disabled: false,
         ssoId: '',
         authn: '[]',
+        allowLdap: false,
       });
       created = password;
     }
@@ -89,6 +111,7 @@ export class Accounts {
         disabled: true,
         ssoId: '',
         authn: '[]',
+        allowLdap: false,
       });
     }
     return created;
@@ -121,6 +144,11 @@ export class Accounts {
       this.limiter.fail(req.ip);
       throw new BadRequest('password is incorrect');
     }
+    return this.finishLogin(user, req);
+  }
+
+  /** The second factor (when on), the disabled check, and the session of a login whose password was right. */
+  private async finishLogin(user: User, req: { ip: string; userAgent: string; otpCode: string }): Promise<string> {
     if (user.otpSecret) {
       const step = totpStep(user.otpSecret, req.otpCode);
       // A code is good once: a step at or before the last one accepted is a replay.
@@ -130,26 +158,84 @@ export class Accounts {
       }
       await this.users.update({ ...user, otpLastStep: step });
     }
-    if (user.disabled) throw new Unauthorized(MSG_USER_DISABLED);
+    if (user.disabled) throw new UserDisabled();
     this.limiter.succeed(req.ip);
     return this.tokens.issue(user, { ip: req.ip, userAgent: req.userAgent });
   }
 
   /**
-   * A user name and plain password, as WebDAV Basic auth and SFTP send them: the same per-IP
-   * failure counting and lockout as the login route. Two-factor codes can't travel with these
-   * protocols, so a user with 2FA signs in with the password alone, as in the original.
+   * `POST /api/auth/login/ldap`: the directory checks the password (same per-IP lockout); the first
+   * login creates the user with `ldap_default_dir` and `ldap_default_permission`. A local user
+   * with `allow_ldap` off can not sign in this way; 2FA applies as at the other logins.
+   */
+  async loginLdap(req: { ip: string; userAgent: string; username: string; password: string; otpCode: string }): Promise<string> {
+    if (!this.ldap.enabled()) throw new BadRequest('ldap is not enabled');
+    this.limiter.check(req.ip);
+    const user = await this.ldapUser(req.username, req.password);
+    if (!user) {
+      this.limiter.fail(req.ip);
+      throw new BadRequest('password is incorrect');
+    }
+    return this.finishLogin(user, req);
+  }
+
+  /** The user the directory vouches for (created on first sight), or undefined. */
+  private async ldapUser(username: string, password: string): Promise<User | undefined> {
+    const existing = await this.users.byUsername(username);
+    if (existing && (!existing.allowLdap || existing.role === ROLE_GUEST)) return undefined;
+    let ok: boolean;
+    try {
+      ok = await this.ldap.verify(username, password);
+    } catch (err) {
+      throw new Upstream(`ldap: ${(err as Error).message}`);
+    }
+    if (!ok) return undefined;
+    if (existing) return existing;
+    const permission = Number.parseInt(this.settings.get('ldap_default_permission'), 10);
+    const id = await this.users.create({
+      username,
+      // Never usable: the directory's password is the one that signs this user in.
+      ...hashPassword(randomAlnum(32)),
+      basePath: cleanPath(this.settings.get('ldap_default_dir') || '/'),
+      role: ROLE_GENERAL,
+      permission: Number.isFinite(permission) ? permission : 0,
+      otpSecret: '',
+      otpLastStep: 0,
+      disabled: false,
+      ssoId: '',
+      authn: '[]',
+      allowLdap: true,
+    });
+    return this.users.byId(id);
+  }
+
+  /**
+   * A user name and plain password, as WebDAV Basic auth, SFTP and FTP send them: the same per-IP
+   * failure counting and lockout as the login route. Any of the user's app passwords opens these
+   * protocols. Two-factor codes can't travel with them, so while a user has 2FA on the account
+   * password alone is refused, unless `protocol_password_with_2fa` restores the original's
+   * behaviour (password alone accepted).
    */
   async checkPassword(username: string, plain: string, ip: string): Promise<User> {
     this.limiter.check(ip);
     const user = await this.users.byUsername(username);
-    if (!user || !verifyStaticHash(user, staticHash(plain))) {
+    const accountPasswordAllowed = user !== undefined && (user.otpSecret === '' || this.settings.getBool(PROTOCOL_PASSWORD_WITH_2FA));
+    let ok =
+      user !== undefined &&
+      ((accountPasswordAllowed && verifyStaticHash(user, staticHash(plain))) || (user.role !== ROLE_GUEST && (await this.appPasswords.match(user, plain))));
+    let signedIn = user;
+    // The directory's password counts as the account password (so not alone while 2FA is on).
+    if (!ok && this.ldap.enabled() && (user === undefined || accountPasswordAllowed)) {
+      signedIn = await this.ldapUser(username, plain);
+      ok = signedIn !== undefined;
+    }
+    if (!ok || !signedIn) {
       this.limiter.fail(ip);
       throw new Unauthorized('password is incorrect');
     }
-    if (user.disabled) throw new Unauthorized(MSG_USER_DISABLED);
+    if (signedIn.disabled) throw new UserDisabled();
     this.limiter.succeed(ip);
-    return user;
+    return signedIn;
   }
 
   static hashForLogin(plain: string): string {
@@ -171,7 +257,7 @@ export class Accounts {
     const user = await this.users.byUsername(claims.username);
     if (!user) throw new Unauthorized('failed find user: record not found');
     if (user.pwdTs !== claims.pwdTs) throw new Unauthorized(MSG.passwordChanged);
-    if (user.disabled) throw new Unauthorized(MSG_USER_DISABLED);
+    if (user.disabled) throw new UserDisabled();
     return { user, sessionId: claims.sessionId };
   }
 
@@ -183,7 +269,7 @@ export class Accounts {
   async updateMe(user: User, input: { username?: string; password?: string; sso_id?: string }): Promise<void> {
     if (user.role === ROLE_GUEST) throw new Forbidden('Guest user can not update profile');
     const username = input.username?.trim() || user.username;
-    if (username !== user.username) await this.assertUsernameFree(username);
+    if (username !== user.username) await this.assertUsernameFree(username, user.id);
     let next: User = { ...user, username, ssoId: input.sso_id ?? user.ssoId };
     await this.users.update(next);
     if (input.password) next = await this.setPassword(next, input.password);
@@ -191,7 +277,7 @@ export class Accounts {
   }
 
   private async assertUsernameFree(username: string, exceptId?: number): Promise<void> {
-    const other = await this.users.byUsername(username);
+    const other = await this.users.byUsernameFolded(username);
     if (other && other.id !== exceptId) throw new BadRequest(`username ${username} is already taken`);
   }
 
@@ -214,6 +300,7 @@ export class Accounts {
       disabled: input.disabled ?? false,
       ssoId: input.sso_id ?? '',
       authn: '[]',
+      allowLdap: input.allow_ldap ?? true,
     });
   }
 
@@ -233,6 +320,7 @@ export class Accounts {
       permission: input.permission ?? old.permission,
       disabled: input.disabled ?? old.disabled,
       ssoId: input.sso_id ?? old.ssoId,
+      allowLdap: input.allow_ldap ?? old.allowLdap,
     };
     await this.users.update(next);
     // Unlike the original, an edit without a new password keeps the user's sessions alive,
@@ -244,10 +332,15 @@ export class Accounts {
 
   async deleteUser(id: number): Promise<void> {
     const user = await this.users.byId(id);
-    if (!user) throw new NotFound('user not found');
+    // OpenList's words (its lookup error wrapped), code 500.
+    if (!user) throw new ServerError('failed get old user: record not found');
     if (user.role === ROLE_ADMIN || user.role === ROLE_GUEST) throw new BadRequest('cannot delete admin or guest');
     await this.tokens.revokeAllOf(id);
     await this.sshKeys.deleteOfUser(id);
+    // A later user may get the same id (SQLite reuses the highest rowid): their shares go too.
+    await this.shares.deleteForCreator(id);
+    await this.onDeleteUser?.(id);
+    await this.appPasswords.removeAllOf(id);
     await this.users.delete(id);
   }
 
@@ -257,10 +350,21 @@ export class Accounts {
     await this.users.update({ ...user, otpSecret: '', otpLastStep: 0 });
   }
 
-  /** Turns 2FA on with a secret the user proved to hold; counts failures like logins. */
-  async enable2fa(user: User, secret: string, code: string, ip: string): Promise<void> {
+  /**
+   * Turns 2FA on with a secret the user proved to hold; counts failures like logins. Replacing an
+   * active secret also needs a code of the current one: a stolen session alone can not move the
+   * account's second factor to the thief's device.
+   */
+  async enable2fa(user: User, secret: string, code: string, ip: string, currentCode = ''): Promise<void> {
     if (user.role === ROLE_GUEST) throw new Forbidden('Guest user can not generate 2FA code');
     this.limiter.check(ip);
+    if (user.otpSecret !== '') {
+      const current = currentCode === '' ? null : totpStep(user.otpSecret, currentCode);
+      if (current === null || current <= user.otpLastStep) {
+        if (currentCode !== '') this.limiter.fail(ip);
+        throw new OtpRequired('2FA is already enabled: current_code must be a code of the current secret to replace it');
+      }
+    }
     const step = totpStep(secret, code);
     if (step === null) {
       this.limiter.fail(ip);

@@ -1,4 +1,5 @@
 import { ROLE_ADMIN, ROLE_GUEST, type User } from '../db/users.js';
+import { Unauthorized } from '../errors.js';
 
 /** Permission bits of wire-api.md §3.3. */
 export const PERM = {
@@ -24,6 +25,12 @@ export const ALL_PERMISSIONS = 0xffff;
 
 export const isAdmin = (u: User): boolean => u.role === ROLE_ADMIN;
 export const isGuest = (u: User): boolean => u.role === ROLE_GUEST;
+
+/** The user, for routes about one's own account (keys): the guest has none (`user invalid`, as the original). */
+export function ownAccount(user: User): User {
+  if (isGuest(user)) throw new Unauthorized('user invalid');
+  return user;
+}
 
 /** As the original (AList): the admin role holds every permission whatever its bits. */
 export function can(user: User, bit: number): boolean {

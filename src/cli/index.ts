@@ -1,23 +1,15 @@
-import { Command, Option } from 'commander';
-import { loadConfig } from '../config/load.js';
-import { bootstrap, type Core, openCore } from '../core.js';
-import { ConfigError } from '../errors.js';
+import { Command, CommanderError, Option } from 'commander';
+import { bootstrap } from '../core.js';
+import { AppError, ConfigError, type ErrorKind } from '../errors.js';
 import { randomAlnum } from '../util/random.js';
 import { VERSION } from '../version.js';
+import { backupCommands } from './backup.js';
+import { dataDir, UsageError, withCore } from './common.js';
+import { indexCommands } from './index-build.js';
+import { migrateCommand } from './migrate.js';
 import { runServer } from './server.js';
-
-/** `--data` is a global option, so it may stand anywhere: `atrium admin set PW --data DIR`. */
-const dataDir = (cmd: Command): string => (cmd.optsWithGlobals() as { data: string }).data;
-
-/** Opens the data folder (creating config and database when new) for a one-shot command. */
-async function withCore<T>(dataDir: string, fn: (core: Core) => Promise<T>): Promise<T> {
-  const core = openCore(loadConfig(dataDir), { quiet: true });
-  try {
-    return await fn(core);
-  } finally {
-    await core.close();
-  }
-}
+import { storageCommands } from './storages.js';
+import { userCommands } from './users.js';
 
 /**
  * Sets the admin password (creating config and database when the folder is new). Every
@@ -35,6 +27,9 @@ async function setAdminPassword(dir: string, password: string): Promise<string> 
 export function buildCli(): Command {
   const program = new Command('atrium')
     .description('Atrium file server')
+    // Usage errors (unknown command or option, missing argument) reach main() as exceptions,
+    // which exits 2 for every kind of bad input; subcommands inherit this.
+    .exitOverride()
     .version(VERSION.atrium, '-v, --version-flag')
     .addOption(new Option('--data <dir>', 'data folder').default('./data'));
 
@@ -43,7 +38,7 @@ export function buildCli(): Command {
     .description('start the server')
     .option('--port <n>', 'HTTP port (overrides scheme.http_port)', (v) => {
       const n = Number(v);
-      if (!Number.isInteger(n) || n < 0 || n > 65535) throw new ConfigError(`--port must be a port number, got "${v}"`);
+      if (!Number.isInteger(n) || n < 0 || n > 65535) throw new UsageError(`--port must be a port number, got "${v}"`);
       return n;
     })
     .action(async (opts: { port?: number }, cmd: Command) => {
@@ -92,26 +87,11 @@ export function buildCli(): Command {
       });
     });
 
-  const storage = program.command('storage').description('storages');
-  storage
-    .command('list')
-    .description('list the storages')
-    .action(async (_opts: unknown, cmd: Command) => {
-      await withCore(dataDir(cmd), async (core) => {
-        await bootstrap(core);
-        const rows = await core.repos.storages.all();
-        const table = rows.map((s) => ({
-          id: String(s.id),
-          mount_path: s.mount_path,
-          driver: s.driver,
-          status: s.disabled ? 'disabled' : s.status,
-          order: String(s.order),
-          remark: s.remark.split('\n')[0] ?? '',
-        }));
-        printTable(['id', 'mount_path', 'driver', 'status', 'order', 'remark'], table);
-        console.log(`${rows.length} storage(s)`);
-      });
-    });
+  userCommands(program);
+  storageCommands(program);
+  indexCommands(program);
+  backupCommands(program);
+  migrateCommand(program);
 
   program
     .command('version')
@@ -125,22 +105,48 @@ export function buildCli(): Command {
   return program;
 }
 
-function printTable(columns: string[], rows: Array<Record<string, string>>): void {
-  const widths = columns.map((c) => Math.max(c.length, ...rows.map((r) => (r[c] ?? '').length)));
-  const line = (cells: string[]) => cells.map((v, i) => v.padEnd(widths[i]!)).join('  ').trimEnd();
-  console.log(line(columns));
-  for (const r of rows) console.log(line(columns.map((c) => r[c] ?? '')));
+/**
+ * The command line's answer to each error kind, as every front maps kinds in one table: the
+ * kinds that say the input was wrong exit 2 (as config errors and usage errors), the others 1.
+ */
+const EXIT_CODE: Record<ErrorKind, 1 | 2> = {
+  BadRequest: 2,
+  NotFound: 2,
+  Exists: 2,
+  NotEmpty: 2,
+  TooLarge: 2,
+  PathTooLong: 2,
+  PasswordRequired: 2,
+  Unauthorized: 2,
+  OtpRequired: 2,
+  Forbidden: 2,
+  Hidden: 2,
+  Conflict: 1,
+  Unsupported: 1,
+  TooManyRequests: 1,
+  Upstream: 1,
+  Unavailable: 1,
+  Internal: 1,
+};
+
+function exitCodeOf(err: unknown): 1 | 2 {
+  if (err instanceof UsageError || err instanceof ConfigError) return 2;
+  return err instanceof AppError ? EXIT_CODE[err.kind] : 1;
 }
 
 export async function main(argv: string[]): Promise<void> {
   try {
     await buildCli().parseAsync(argv);
   } catch (err) {
+    if (err instanceof CommanderError) {
+      // Commander has printed its message (or the help / version, which end with code 0).
+      process.exit(err.exitCode === 0 ? 0 : 2);
+    }
     if (err instanceof ConfigError) {
       console.error(`atrium: config error: ${err.message}`);
       process.exit(2);
     }
     console.error(`atrium: ${(err as Error).message}`);
-    process.exit(1);
+    process.exit(exitCodeOf(err));
   }
 }

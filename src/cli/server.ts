@@ -18,6 +18,7 @@ export async function runServer(dataDir: string, port?: number): Promise<void> {
   const app = await buildApp(core);
   const server = await listen(app, core, port);
   const protocols = await startProtocolListeners(core);
+  core.uploads.start();
   server.urls.push(...protocols.map((p) => p.url));
   core.log.info({ urls: server.urls, data: core.dataDir }, 'atrium started');
   console.log(`Atrium is listening on ${server.urls.join(', ')} (data: ${core.dataDir})`);

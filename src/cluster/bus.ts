@@ -8,13 +8,16 @@ export type ClusterEvent =
   | { t: 'storage'; id: number }
   | { t: 'settings' }
   | { t: 'metas' }
-  | { t: 'task'; op: 'cancel' | 'remove'; id: string };
+  | { t: 'auth' }
+  | { t: 'task'; op: 'cancel' | 'remove'; id: string }
+  | { t: 'share-end'; id: string };
 
 /** Fan-out of invalidations between the processes sharing one database. */
 export interface ClusterBus {
   /** This process's id (messages it sent are not delivered back to it). */
   readonly node: string;
-  publish(event: ClusterEvent): void;
+  /** Sends an event; resolves once Redis took it (a failure is logged, never thrown). */
+  publish(event: ClusterEvent): Promise<void>;
   subscribe(handler: (event: ClusterEvent) => void): void;
   close(): Promise<void>;
 }
@@ -95,9 +98,13 @@ export class RedisBus implements ClusterBus {
     return new RedisBus(pub, sub, channel, log);
   }
 
-  publish(event: ClusterEvent): void {
+  async publish(event: ClusterEvent): Promise<void> {
     if (this.closed) return;
-    this.pub.publish(this.channel, JSON.stringify({ from: this.node, event })).catch((err) => this.log.warn({ err, event }, 'cluster publish failed'));
+    try {
+      await this.pub.publish(this.channel, JSON.stringify({ from: this.node, event }));
+    } catch (err) {
+      this.log.warn({ err, event }, 'cluster publish failed');
+    }
   }
 
   subscribe(handler: (event: ClusterEvent) => void): void {

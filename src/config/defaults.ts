@@ -74,6 +74,14 @@ export interface Config {
   sftp: {
     enable: boolean;
     listen: string;
+    /** Also make an RSA 4096 host key (for clients without Ed25519); seconds on the first start. */
+    rsa_host_key: boolean;
+  };
+  /** The S3-compatible server (the original's `s3` section): its own port, TLS with scheme's cert. */
+  s3: {
+    enable: boolean;
+    port: number;
+    ssl: boolean;
   };
 }
 
@@ -152,7 +160,8 @@ export function defaultConfig(): Config {
       copy: task(5, 2, true),
       move: task(5, 2, true),
       decompress: task(5, 2, true),
-      decompress_upload: task(5, 2, false),
+      // Kept too: it owns the extracted files in temp_dir, which a restart would otherwise sweep.
+      decompress_upload: task(5, 2, true),
       allow_retry_canceled: false,
     },
     cors: {
@@ -179,6 +188,12 @@ export function defaultConfig(): Config {
     sftp: {
       enable: false,
       listen: ':5222',
+      rsa_host_key: false,
+    },
+    s3: {
+      enable: false,
+      port: 5246,
+      ssl: false,
     },
   };
 }

@@ -54,7 +54,8 @@ for (const kind of ['download', 'transfer', 'upload', 'copy', 'move', 'decompres
   ENV_FIELDS.push([`TASKS_${k}_TASK_PERSISTANT`, `tasks.${kind}.task_persistant`]);
 }
 
-ENV_FIELDS.push(['SFTP_ENABLE', 'sftp.enable'], ['SFTP_LISTEN', 'sftp.listen']);
+ENV_FIELDS.push(['SFTP_ENABLE', 'sftp.enable'], ['SFTP_LISTEN', 'sftp.listen'], ['SFTP_RSA_HOST_KEY', 'sftp.rsa_host_key']);
+ENV_FIELDS.push(['S3_ENABLE', 's3.enable'], ['S3_PORT', 's3.port'], ['S3_SSL', 's3.ssl']);
 for (const key of ['enable', 'listen', 'find_pasv_port_attempts', 'active_transfer_port_non_20', 'idle_timeout', 'connection_timeout', 'disable_active_mode', 'default_transfer_binary', 'enable_active_conn_ip_check', 'enable_pasv_conn_ip_check']) {
   ENV_FIELDS.push([`FTP_${key.toUpperCase()}`, `ftp.${key}`]);
 }

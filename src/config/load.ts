@@ -94,6 +94,12 @@ export function validateConfig(c: Config): void {
   if (c.delayed_start < 0) throw new ConfigError('field "delayed_start" must not be negative');
   if (c.max_connections < 0) throw new ConfigError('field "max_connections" must not be negative');
   if (c.sftp) parseListen('sftp.listen', c.sftp.listen);
+  if (c.s3) {
+    checkPort('s3.port', c.s3.port, false);
+    if (c.s3.ssl && (!c.scheme.cert_file || !c.scheme.key_file)) {
+      throw new ConfigError('fields "scheme.cert_file" and "scheme.key_file" are required when "s3.ssl" is true');
+    }
+  }
   if (c.ftp) {
     parseListen('ftp.listen', c.ftp.listen);
     for (const key of ['find_pasv_port_attempts', 'idle_timeout', 'connection_timeout'] as const) {

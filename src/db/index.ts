@@ -6,6 +6,7 @@ import type * as Mysql2 from 'mysql2';
 import type Pg from 'pg';
 import type { Config, DbType } from '../config/defaults.js';
 import { TablePrefixPlugin } from './prefix-plugin.js';
+import { QueryCounterPlugin } from './query-counter.js';
 import type { Database } from './schema.js';
 import { lazyRequire } from '../util/lazy-require.js';
 
@@ -27,6 +28,8 @@ export interface DbHandle {
   db: Db;
   type: DbType;
   prefix: string;
+  /** Queries answered since the database was opened. */
+  queries(): number;
   close(): Promise<void>;
 }
 
@@ -62,7 +65,8 @@ function mysqlPool(c: Config['database']) {
 }
 
 export function openDatabase(config: Config['database']): DbHandle {
-  const plugins = [new TablePrefixPlugin(config.table_prefix)];
+  const counter = new QueryCounterPlugin();
+  const plugins = [new TablePrefixPlugin(config.table_prefix), counter];
   let db: Db;
   if (config.type === 'postgres') {
     db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: postgresPool(config) }), plugins });
@@ -76,7 +80,7 @@ export function openDatabase(config: Config['database']): DbHandle {
     sqlite.pragma('synchronous = NORMAL');
     db = new Kysely<Database>({ dialect: new SqliteDialect({ database: sqlite }), plugins });
   }
-  return { db, type: config.type, prefix: config.table_prefix, close: () => db.destroy() };
+  return { db, type: config.type, prefix: config.table_prefix, queries: () => counter.count, close: () => db.destroy() };
 }
 
 /** Inserts one row and returns its generated id on every back end (MySQL has no RETURNING). */

@@ -164,6 +164,98 @@ export const MIGRATIONS: Migration[] = [
     name: 'search index: search_nodes with a substring index per engine, search_state',
     up: (ctx) => createSearchTables(ctx),
   },
+  {
+    version: 4,
+    name: 'shares: share links (OpenList v4 sharing)',
+    async up(ctx) {
+      await table(ctx, 'shares', false)
+        .addColumn('id', key(ctx, 64), (c) => c.primaryKey())
+        .addColumn('files', text(ctx), (c) => c.notNull())
+        .addColumn('expires', 'bigint', (c) => c.notNull().defaultTo(0))
+        .addColumn('pwd', key(ctx), (c) => c.notNull().defaultTo(''))
+        .addColumn('accessed', 'integer', (c) => c.notNull().defaultTo(0))
+        .addColumn('max_accessed', 'integer', (c) => c.notNull().defaultTo(0))
+        .addColumn('creator_id', 'integer', (c) => c.notNull())
+        .addColumn('disabled', 'integer', (c) => c.notNull().defaultTo(0))
+        .addColumn('remark', text(ctx), (c) => c.notNull())
+        .addColumn('readme', text(ctx), (c) => c.notNull())
+        .addColumn('header', text(ctx), (c) => c.notNull())
+        .addColumn('created_at', 'bigint', (c) => c.notNull())
+        .execute();
+      await index(ctx, 'shares', 'shares_creator', ['creator_id']);
+    },
+  },
+  {
+    version: 5,
+    name: 'resumable uploads: uploads and upload_parts',
+    async up(ctx) {
+      await table(ctx, 'uploads', false)
+        .addColumn('id', key(ctx, 64), (c) => c.primaryKey())
+        .addColumn('user_id', 'integer', (c) => c.notNull())
+        .addColumn('protocol', key(ctx, 16), (c) => c.notNull())
+        .addColumn('path', text(ctx), (c) => c.notNull())
+        .addColumn('size', 'bigint', (c) => c.notNull())
+        .addColumn('chunk_size', 'bigint', (c) => c.notNull())
+        .addColumn('received', 'bigint', (c) => c.notNull().defaultTo(0))
+        .addColumn('state', key(ctx, 32), (c) => c.notNull())
+        .addColumn('attempt', 'integer', (c) => c.notNull().defaultTo(0))
+        .addColumn('progress', 'integer', (c) => c.notNull().defaultTo(0))
+        .addColumn('error', text(ctx), (c) => c.notNull())
+        .addColumn('options', text(ctx), (c) => c.notNull())
+        .addColumn('created_at', 'bigint', (c) => c.notNull())
+        .addColumn('updated_at', 'bigint', (c) => c.notNull())
+        .execute();
+      await index(ctx, 'uploads', 'uploads_user_state', ['user_id', 'state']);
+      await index(ctx, 'uploads', 'uploads_updated', ['updated_at']);
+      await table(ctx, 'upload_parts', false)
+        .addColumn('upload_id', key(ctx, 64), (c) => c.notNull())
+        .addColumn('start', 'bigint', (c) => c.notNull())
+        .addColumn('size', 'bigint', (c) => c.notNull())
+        .addColumn('file', key(ctx, 128), (c) => c.notNull())
+        .addPrimaryKeyConstraint(`${ctx.prefix}upload_parts_pk`, ['upload_id', 'start'])
+        .execute();
+    },
+  },
+  {
+    version: 6,
+    name: 's3_keys: per-user S3 access keys',
+    async up(ctx) {
+      await table(ctx, 's3_keys', true)
+        .addColumn('user_id', 'integer', (c) => c.notNull())
+        .addColumn('title', key(ctx), (c) => c.notNull())
+        .addColumn('access_key', key(ctx, 64), (c) => c.notNull())
+        .addColumn('secret', key(ctx, 128), (c) => c.notNull())
+        .addColumn('added_time', 'bigint', (c) => c.notNull())
+        .addColumn('last_used_time', 'bigint', (c) => c.notNull())
+        .execute();
+      await index(ctx, 's3_keys', 's3_keys_access_key', ['access_key'], true);
+      await index(ctx, 's3_keys', 's3_keys_user', ['user_id']);
+    },
+  },
+  {
+    version: 7,
+    name: 'app_passwords: per-user secrets for WebDAV, SFTP and FTP',
+    async up(ctx) {
+      await table(ctx, 'app_passwords', true)
+        .addColumn('user_id', 'integer', (c) => c.notNull())
+        .addColumn('name', key(ctx), (c) => c.notNull())
+        .addColumn('secret_hash', key(ctx, 64), (c) => c.notNull())
+        .addColumn('added_time', 'bigint', (c) => c.notNull())
+        .addColumn('last_used_time', 'bigint', (c) => c.notNull().defaultTo(0))
+        .execute();
+      await index(ctx, 'app_passwords', 'app_passwords_user_name', ['user_id', 'name'], true);
+    },
+  },
+  {
+    version: 8,
+    name: 'users.allow_ldap: whether the user may sign in with the directory password',
+    async up(ctx) {
+      await ctx.db.schema.alterTable('users').addColumn('allow_ldap', 'integer', (c) => c.notNull().defaultTo(1)).execute();
+      // As new installs create them: a directory entry named like the admin or the guest must
+      // not take that account over.
+      await ctx.db.updateTable('users').set({ allow_ldap: 0 }).where('role', 'in', [1, 2]).execute();
+    },
+  },
 ];
 
 /**
@@ -239,7 +331,7 @@ export async function migrate(handle: DbHandle): Promise<number[]> {
 
 /** Drops every table of this prefix (tests use a prefix of their own on shared servers). */
 export async function dropAll(handle: DbHandle): Promise<void> {
-  for (const name of ['users', 'sessions', 'setting_items', 'storages', 'meta', 'ssh_public_keys', 'tasks', 'schema_migrations']) {
+  for (const name of ['users', 'sessions', 'setting_items', 'storages', 'meta', 'ssh_public_keys', 's3_keys', 'app_passwords', 'tasks', 'uploads', 'upload_parts', 'schema_migrations', 'shares']) {
     await handle.db.schema.dropTable(name).ifExists().execute();
   }
   for (const name of ['search_fts', 'search_nodes', 'search_state']) await handle.db.schema.dropTable(name).ifExists().execute();

@@ -16,6 +16,7 @@ export interface UsersTable {
   otp_secret: string;
   /** The last TOTP time step accepted, so a code is never accepted twice. */
   otp_last_step: Generated<number>;
+  allow_ldap: Generated<number>;
   disabled: number;
   sso_id: string;
   authn: string;
@@ -90,6 +91,28 @@ export interface SshPublicKeysTable {
   last_used_time: number;
 }
 
+/** Per-user S3 access keys: the secret is kept as given (SigV4 needs it to check a signature). */
+export interface S3KeysTable {
+  id: Generated<number>;
+  user_id: number;
+  title: string;
+  access_key: string;
+  secret: string;
+  added_time: number;
+  last_used_time: number;
+}
+
+
+export interface AppPasswordsTable {
+  id: Generated<number>;
+  user_id: number;
+  name: string;
+  /** hex SHA-256 of the generated secret (high-entropy, so a fast hash is enough). */
+  secret_hash: string;
+  added_time: number;
+  last_used_time: number;
+}
+
 export interface TasksTable {
   id: string;
   kind: string;
@@ -134,6 +157,56 @@ export interface SearchStateTable {
   value: string;
 }
 
+/** A share link (OpenList's SharingDB): `files` is a JSON array of absolute virtual paths. */
+export interface SharesTable {
+  id: string;
+  files: string;
+  /** Unix milliseconds; 0 = never. */
+  expires: number;
+  pwd: string;
+  accessed: number;
+  max_accessed: number;
+  creator_id: number;
+  disabled: number;
+  remark: string;
+  readme: string;
+  header: string;
+  created_at: number;
+}
+
+/** A resumable upload (OpenList's multipart routes or tus): where it goes and how far it got. */
+export interface UploadsTable {
+  id: string;
+  user_id: number;
+  /** `multipart` (chunks by index) or `tus` (bytes by offset). */
+  protocol: string;
+  /** Absolute virtual path of the file to create. */
+  path: string;
+  size: number;
+  chunk_size: number;
+  /** Bytes received; for tus also the offset the next PATCH must start at. */
+  received: number;
+  /** receiving | completing | completed | failed_permanent | aborted */
+  state: string;
+  /** How many times completion was tried. */
+  attempt: number;
+  /** Percent of the final write into the storage. */
+  progress: number;
+  error: string;
+  /** JSON: overwrite, password, hashes, mimetype, modified, tus metadata. */
+  options: string;
+  created_at: number;
+  updated_at: number;
+}
+
+/** One received piece of an upload, a file of the staging folder holding bytes [start, start+size). */
+export interface UploadPartsTable {
+  upload_id: string;
+  start: number;
+  size: number;
+  file: string;
+}
+
 export interface Database {
   users: UsersTable;
   sessions: SessionsTable;
@@ -141,8 +214,13 @@ export interface Database {
   storages: StoragesTable;
   meta: MetaTable;
   ssh_public_keys: SshPublicKeysTable;
+  s3_keys: S3KeysTable;
+  app_passwords: AppPasswordsTable;
   tasks: TasksTable;
   schema_migrations: SchemaMigrationsTable;
   search_nodes: SearchNodesTable;
   search_state: SearchStateTable;
+  shares: SharesTable;
+  uploads: UploadsTable;
+  upload_parts: UploadPartsTable;
 }

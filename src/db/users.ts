@@ -21,6 +21,8 @@ export interface User {
   disabled: boolean;
   ssoId: string;
   authn: string;
+  /** May sign in with the LDAP directory's password (OpenList's `allow_ldap`). */
+  allowLdap: boolean;
 }
 
 export type NewUser = Omit<User, 'id'>;
@@ -40,6 +42,7 @@ function fromRow(r: Selectable<UsersTable>): User {
     disabled: bool(r.disabled),
     ssoId: r.sso_id,
     authn: r.authn,
+    allowLdap: bool(r.allow_ldap),
   };
 }
 
@@ -57,6 +60,7 @@ function toRow(u: NewUser) {
     disabled: bit(u.disabled),
     sso_id: u.ssoId,
     authn: u.authn,
+    allow_ldap: bit(u.allowLdap),
   };
 }
 
@@ -70,6 +74,20 @@ export class UsersRepo {
 
   async byUsername(username: string): Promise<User | undefined> {
     const r = await this.h.db.selectFrom('users').selectAll().where('username', '=', username).executeTakeFirst();
+    return r && fromRow(r);
+  }
+
+  /**
+   * The user whose name equals `username` regardless of case (lower() on both sides: every ASCII
+   * letter on SQLite, Unicode on PostgreSQL and MariaDB), so no name gets a case variant.
+   */
+  async byUsernameFolded(username: string): Promise<User | undefined> {
+    const r = await this.h.db
+      .selectFrom('users')
+      .selectAll()
+      .where((eb) => eb(eb.fn('lower', ['username']), '=', eb.fn('lower', [eb.val(username)])))
+      .orderBy('id')
+      .executeTakeFirst();
     return r && fromRow(r);
   }
 

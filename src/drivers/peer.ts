@@ -3,21 +3,20 @@
 
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
+import { KindError } from '../errors.js';
 import { ObjectNotFound } from './types.js';
 
-/** The peer already has an object under that name. */
-export class ObjectExists extends Error {
+/** The peer already has an object under that name (kind Exists; the API answers 500 with the text). */
+export class ObjectExists extends KindError {
   constructor(what = 'file exists') {
-    super(what);
-    this.name = 'ObjectExists';
+    super('Exists', what, 500);
   }
 }
 
-/** The peer refused the operation (its permissions, a read-only share, a denied key). */
-export class PermissionDenied extends Error {
+/** The peer refused the operation: its permissions, a read-only share, a denied key (kind Forbidden, 500 on the API). */
+export class PermissionDenied extends KindError {
   constructor(detail = '') {
-    super(detail ? `permission denied by the storage: ${detail}` : 'permission denied by the storage');
-    this.name = 'PermissionDenied';
+    super('Forbidden', detail ? `permission denied by the storage: ${detail}` : 'permission denied by the storage', 500);
   }
 }
 

@@ -1,5 +1,9 @@
+import { autoindexDriver } from './autoindex/index.js';
+import { azureBlobDriver } from './azure-blob/index.js';
+import { chunkDriver } from './chunk/index.js';
 import { ftpDriver } from './ftp/index.js';
 import { localDriver } from './local/index.js';
+import { openListDriver } from './openlist/index.js';
 import { aliasDriver } from './alias/index.js';
 import { cryptDriver } from './crypt/index.js';
 import { alistV3Driver } from './alist-v3/index.js';
@@ -7,6 +11,8 @@ import { urlTreeDriver } from './url-tree/index.js';
 import { virtualDriver } from './virtual/index.js';
 import { dogeDriver, s3Driver } from './s3/index.js';
 import { sftpDriver } from './sftp/index.js';
+import { smbDriver } from './smb/index.js';
+import { strmDriver } from './strm/index.js';
 import { webdavDriver } from './webdav/index.js';
 import type { DriverFactory } from './types.js';
 
@@ -29,6 +35,12 @@ registerDriver(s3Driver);
 registerDriver(dogeDriver);
 registerDriver(ftpDriver);
 registerDriver(webdavDriver);
+registerDriver(strmDriver);
+registerDriver(chunkDriver);
+registerDriver(autoindexDriver);
+registerDriver(azureBlobDriver);
+registerDriver(openListDriver);
+registerDriver(smbDriver);
 
 export function driverFactory(name: string): DriverFactory | undefined {
   return DRIVERS.get(name);

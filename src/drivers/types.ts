@@ -15,6 +15,8 @@ export interface Obj {
   thumb?: string;
   /** The driver makes a thumbnail itself: reachable as a link with type `thumb`. */
   selfThumb?: boolean;
+  /** A symbolic link (drivers with `canonical` mark theirs): it may lead out of the folder holding it. */
+  symlink?: boolean;
 }
 
 /** A readable file: ranges are inclusive byte offsets. */
@@ -91,8 +93,16 @@ export interface Driver {
    * stamp no longer matches is listed again, so changes made outside this server show at once.
    */
   listStamp?(path: string): Promise<string>;
+  /**
+   * Optional: where a path really is once every symlink on it is followed, as a path of this
+   * storage (Local). Share links use it so a link inside a shared folder reaches nothing else.
+   * A driver that has it marks the links it lists with `Obj.symlink`.
+   */
+  canonical?(path: string): Promise<string>;
   /** Optional: `/api/fs/other` (driver-defined methods). */
   other?(path: string, method: string, data: unknown): Promise<unknown>;
+  /** Optional: the space of the storage in bytes, where the back end can tell (OpenList's mount_details). */
+  usage?(): Promise<{ total: number; free: number }>;
 
   // Write capabilities, each optional: the fs layer checks for them and falls back (copy and
   // move across storages become read + put) or answers `not implement`.
@@ -151,6 +161,10 @@ export interface DriverContext {
   vfs?: VirtualFs;
   /** Requests of link URLs through the SSRF guard (UrlTree's size probes). */
   links: LinkFetcher;
+  /** Signs a full virtual path for /d and /p (drivers that write links into content: Strm). */
+  sign?(virtualPath: string): string;
+  /** The configured site_url ('' when unset). */
+  siteUrl?: string;
 }
 
 /** Raised by drivers for a missing object; the fs layer maps it to the original's message. */

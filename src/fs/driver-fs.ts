@@ -3,7 +3,8 @@ import { Readable } from 'node:stream';
 import { openUrlRange } from '../drivers/url-range.js';
 import type { VirtualFs } from '../drivers/vfs.js';
 import { type Link, type LinkArgs, type Obj, ObjectNotFound, type UploadStream } from '../drivers/types.js';
-import { type Fs, MissingObject } from './fs.js';
+import { isKind } from '../errors.js';
+import type { Fs } from './fs.js';
 import type { LinkFetcher } from '../net/link-fetch.js';
 import type { FsWriter } from './write.js';
 
@@ -12,7 +13,7 @@ async function found<T>(p: Promise<T>): Promise<T> {
   try {
     return await p;
   } catch (err) {
-    if (err instanceof MissingObject) throw new ObjectNotFound();
+    if (isKind(err, 'NotFound')) throw new ObjectNotFound();
     throw err;
   }
 }

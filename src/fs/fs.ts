@@ -1,7 +1,7 @@
 import path from 'node:path';
 import type { Link, LinkArgs, Obj } from '../drivers/types.js';
 import { ObjectNotFound } from '../drivers/types.js';
-import { AppError, ServerError } from '../errors.js';
+import { AppError, Missing, ServerError, Unavailable, Unsupported, Upstream } from '../errors.js';
 import { naturalCompare } from '../util/natural-compare.js';
 import type { ListingCache } from './cache.js';
 import { type Mounted, STATUS_WORK, type Storages } from './storages.js';
@@ -31,19 +31,19 @@ export function sortObjs(objs: Obj[], orderBy: string, direction: string, extrac
 }
 
 /** A missing object as clients see it (500 with the original's text); overlay drivers (Alias,
- * Crypt) recognise it to report the object as missing in turn. */
-export class MissingObject extends ServerError {}
+ * Crypt) recognise its kind to report the object as missing in turn. */
+export const MissingObject = Missing;
 
 function wrapNotFound(prefix: string, err: unknown): never {
   if (err instanceof ObjectNotFound) throw new MissingObject(`${prefix}${err.message}`);
   if (err instanceof AppError) throw err;
-  throw new ServerError(`${prefix}${(err as Error).message}`);
+  throw new Upstream(`${prefix}${(err as Error).message}`);
 }
 
 /**
  * The virtual filesystem: every operation clients can ask for lives here once, on cleaned
  * absolute virtual paths, whatever protocol asked. Access rules are applied by the caller's
- * layer above (auth/access); this layer knows storages, drivers and caches.
+ * per-user view above (src/view); this layer knows storages, drivers and caches.
  */
 export class Fs {
   /** Called after a write dropped cached listings (the cluster passes it to other processes). */
@@ -55,7 +55,7 @@ export class Fs {
   ) {}
 
   private working(storage: Mounted) {
-    if (storage.row.status !== STATUS_WORK || !storage.driver) throw new ServerError(`storage not init: ${storage.row.status}`);
+    if (storage.row.status !== STATUS_WORK || !storage.driver) throw new Unavailable(`storage not init: ${storage.row.status}`);
     return storage.driver;
   }
 
@@ -154,11 +154,28 @@ export class Fs {
     }
   }
 
+  /** The virtual path once the storage has followed every symlink on it (itself where the driver has none). */
+  async canonical(virtualPath: string): Promise<string> {
+    await this.storages.ready();
+    const { storage, actualPath } = this.resolveStorage(virtualPath);
+    const driver = this.working(storage);
+    if (!driver.canonical) return virtualPath;
+    let inner: string;
+    try {
+      inner = await driver.canonical(actualPath);
+    } catch (err) {
+      wrapNotFound('failed get obj: ', err);
+    }
+    const mount = storage.row.mount_path;
+    if (mount === '/') return inner;
+    return inner === '/' ? mount : `${mount}${inner}`;
+  }
+
   async other(virtualPath: string, method: string, data: unknown): Promise<unknown> {
     await this.storages.ready();
     const { storage, actualPath } = this.resolveStorage(virtualPath);
     const driver = this.working(storage);
-    if (!driver.other) throw new ServerError('not implement');
+    if (!driver.other) throw new Unsupported('not implement');
     try {
       await driver.get(actualPath);
       return await driver.other(actualPath, method, data);

@@ -1,11 +1,10 @@
-import path from 'node:path';
 import type { Meta, MetasRepo } from '../db/metas.js';
 import { BadRequest, NotFound, ServerError } from '../errors.js';
 import { cleanPath } from '../util/paths.js';
 
 export type MetaInput = Omit<Meta, 'id'> & { id?: number };
 
-interface Loaded {
+export interface Loaded {
   meta: Meta;
   /** The `hide` lines compiled; empty lines are skipped (the original let one hide everything). */
   hides: RegExp[];
@@ -28,7 +27,7 @@ function compileHides(hide: string): RegExp[] {
 /**
  * Path rules held in memory (they are few) and reloaded after every change. Only the nearest
  * rule up the tree applies, and each of its parts only to its own path unless its `*_sub` flag
- * is set (wire-api.md §7.4).
+ * is set (wire-api.md §7.4); the per-user view (view/rules.ts) finds it, once per ancestor.
  */
 export class Metas {
   private byPath = new Map<string, Loaded>();
@@ -54,20 +53,14 @@ export class Metas {
     this.version++;
   }
 
+  /** Every rule, for checks over a subtree (what a moved folder carries). */
+  all(): Iterable<Loaded> {
+    return this.byPath.values();
+  }
+
   /** The rule of exactly this path. */
   exact(p: string): Loaded | undefined {
     return this.byPath.get(p);
-  }
-
-  /** The rule of `p` itself or of its nearest ancestor. */
-  nearest(p: string): Loaded | undefined {
-    let cur = cleanPath(p);
-    for (;;) {
-      const hit = this.byPath.get(cur);
-      if (hit) return hit;
-      if (cur === '/') return undefined;
-      cur = path.posix.dirname(cur);
-    }
   }
 
   private normalize(input: MetaInput): Omit<Meta, 'id'> {

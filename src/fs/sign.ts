@@ -1,4 +1,4 @@
-import { createHmac, timingSafeEqual } from 'node:crypto';
+import { createHash, hash, timingSafeEqual } from 'node:crypto';
 import { Unauthorized } from '../errors.js';
 import type { Settings } from '../settings/service.js';
 
@@ -10,8 +10,25 @@ import type { Settings } from '../settings/service.js';
 export class Signer {
   constructor(private readonly settings: Settings) {}
 
+  private pads?: { key: string; inner: Buffer; outer: Buffer };
+
+  /**
+   * HMAC-SHA256 from its definition, H(K^opad || H(K^ipad || data)), with the padded keys made
+   * once per token: two one-shot hashes instead of an Hmac object per call, which a listing makes
+   * for every file (about a quarter less time, and no native objects for the GC).
+   */
   private mac(data: string): string {
-    return createHmac('sha256', this.settings.get('token')).update(data).digest('base64url').padEnd(44, '=');
+    const key = this.settings.get('token');
+    let pads = this.pads;
+    if (pads?.key !== key) {
+      const block = Buffer.alloc(64);
+      (Buffer.byteLength(key) > 64 ? createHash('sha256').update(key).digest() : Buffer.from(key)).copy(block);
+      // `outer` holds the inner hash after the pad: filled in by each call (synchronous, so never shared).
+      pads = this.pads = { key, inner: Buffer.from(block.map((b) => b ^ 0x36)), outer: Buffer.concat([Buffer.from(block.map((b) => b ^ 0x5c)), Buffer.alloc(32)]) };
+    }
+    const { inner, outer } = pads;
+    hash('sha256', Buffer.concat([inner, Buffer.from(data)]), 'buffer').copy(outer, 64);
+    return hash('sha256', outer, 'base64url').padEnd(44, '=');
   }
 
   sign(virtualPath: string, now = Date.now()): string {

@@ -44,6 +44,9 @@ export class Storages {
   onDriverError: (driver: string, op: string, err: unknown) => void = () => {};
   /** The virtual tree for overlay drivers (Alias, Crypt); set once the fs layer exists. */
   vfs?: VirtualFs;
+  /** Link signing and the site URL, for drivers that write links into content (Strm). */
+  sign?: (virtualPath: string) => string;
+  siteUrl = '';
 
   constructor(
     private readonly repo: StoragesRepo,
@@ -83,7 +86,7 @@ export class Storages {
         } catch (err) {
           throw new Error(`invalid addition JSON: ${(err as Error).message}`);
         }
-        const driver = factory.create(addition, { mountPath: row.mount_path, tempDir: this.tempDir, fileType: this.fileType, vfs: this.vfs, links: this.links });
+        const driver = factory.create(addition, { mountPath: row.mount_path, tempDir: this.tempDir, fileType: this.fileType, vfs: this.vfs, links: this.links, sign: this.sign, siteUrl: this.siteUrl });
         await driver.init();
         m.driver = watchDriverErrors(driver, (op, err) => this.onDriverError(row.driver, op, err));
         const after = JSON.stringify(driver.addition());

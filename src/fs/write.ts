@@ -5,11 +5,11 @@ import path from 'node:path';
 import { Readable } from 'node:stream';
 import type { User } from '../db/users.js';
 import { type Driver, ObjectNotFound, type Obj, UploadIntegrityError, type UploadStream } from '../drivers/types.js';
-import { AppError, BadRequest, Forbidden, ServerError } from '../errors.js';
+import { AppError, BadRequest, Exists, Forbidden, Missing, ServerError, Unavailable, Unsupported, Upstream } from '../errors.js';
 import { type Task, type TaskContext, type TaskManager } from '../tasks/manager.js';
-import { replaceAll } from '../util/bounded-regex.js';
 import { cleanPath, isSubPath } from '../util/paths.js';
 import type { LinkFetcher } from '../net/link-fetch.js';
+import { type SpeedLimits, throttled } from '../net/speed-limit.js';
 import { FsChanges } from './changes.js';
 import type { Fs } from './fs.js';
 import { type Mounted, STATUS_WORK } from './storages.js';
@@ -68,6 +68,7 @@ export class FsWriter {
     private readonly fs: Fs,
     private readonly tasks: TaskManager,
     private readonly links: LinkFetcher,
+    private readonly speed?: SpeedLimits,
   ) {
     tasks.registerResumer('copy', (p) => (ctx) => this.copyAcross(p as TransferPayload, ctx));
     tasks.registerResumer('move', (p) => (ctx) => this.moveAcross(p as TransferPayload, ctx));
@@ -76,14 +77,19 @@ export class FsWriter {
 
   private resolve(virtualPath: string): Resolved {
     const { storage, actualPath } = this.fs.resolveStorage(virtualPath);
-    if (storage.row.status !== STATUS_WORK || !storage.driver) throw new ServerError(`storage not init: ${storage.row.status}`);
+    if (storage.row.status !== STATUS_WORK || !storage.driver) throw new Unavailable(`storage not init: ${storage.row.status}`);
     return { storage, driver: storage.driver, actualPath };
   }
 
   private need<K extends keyof Driver>(r: Resolved, cap: K): NonNullable<Driver[K]> {
     const fn = r.driver[cap];
-    if (!fn) throw new ServerError('not implement');
-    return (fn as (...a: unknown[]) => unknown).bind(r.driver) as NonNullable<Driver[K]>;
+    if (!fn) throw new Unsupported('not implement');
+    const bound = (fn as (...a: unknown[]) => unknown).bind(r.driver) as NonNullable<Driver[K]>;
+    const limit = this.speed?.serverUpload;
+    if (cap !== 'put' || !limit) return bound;
+    // Every byte sent to a storage passes the server upload limit (max_server_upload_speed).
+    const put = bound as NonNullable<Driver['put']>;
+    return ((dir: string, up: UploadStream) => put(dir, { ...up, stream: throttled(up.stream, limit) as Readable })) as NonNullable<Driver[K]>;
   }
 
   private async stat(r: Resolved, actualPath = r.actualPath): Promise<Obj | undefined> {
@@ -109,8 +115,16 @@ export class FsWriter {
     for (const segment of r.actualPath.split('/').filter(Boolean)) {
       const next = join(current, segment);
       const existing = await this.stat(r, next);
-      if (existing && !existing.isDir) throw new ServerError('file exists');
-      if (!existing) await wrap(makeDir(current, checkName(segment)));
+      if (existing && !existing.isDir) throw new Exists('file exists', 500);
+      if (!existing) {
+        try {
+          await wrap(makeDir(current, checkName(segment)));
+        } catch (err) {
+          // Concurrent uploads into one new folder (S3 and rclone with many transfers) race to
+          // create it: the folder made by the other one is as good as our own.
+          if (!(await this.stat(r, next).catch(() => undefined))?.isDir) throw err;
+        }
+      }
       current = next;
     }
     this.changed(path.posix.dirname(virtualPath), true);
@@ -121,12 +135,12 @@ export class FsWriter {
     await this.fs.storages.ready();
     const r = this.resolve(virtualPath);
     if (r.actualPath === '/') throw new BadRequest('the root of a storage can not be renamed, edit the storage instead');
-    if (!(await this.stat(r))) throw new ServerError('object not found');
+    if (!(await this.stat(r))) throw new Missing('object not found');
     const target = join(path.posix.dirname(r.actualPath), name);
     if (target === r.actualPath) return;
     const existing = await this.stat(r, target);
     if (existing) {
-      if (!overwrite || existing.isDir) throw new Forbidden(`file [${name}] exists`);
+      if (!overwrite || existing.isDir) throw new Exists(`file [${name}] exists`);
       await wrap(this.need(r, 'remove')(target));
     }
     await wrap(this.need(r, 'rename')(r.actualPath, name));
@@ -142,7 +156,7 @@ export class FsWriter {
     const src = this.resolve(srcDir);
     const dst = this.resolve(dstDir);
     const dstObj = await this.stat(dst);
-    if (!dstObj || !dstObj.isDir) throw new ServerError(`destination ${dstDir} is not a folder`);
+    if (!dstObj || !dstObj.isDir) throw new Missing(`destination ${dstDir} is not a folder`);
     return { src, dst };
   }
 
@@ -154,7 +168,7 @@ export class FsWriter {
   private async conflict(dst: Resolved, name: string, overwrite: boolean, sameStorage: boolean): Promise<void> {
     const existing = await this.stat(dst, join(dst.actualPath, name));
     if (!existing) return;
-    if (!overwrite) throw new Forbidden(`file [${name}] exists`);
+    if (!overwrite) throw new Exists(`file [${name}] exists`);
     if (sameStorage) await wrap(this.need(dst, 'remove')(join(dst.actualPath, name)));
   }
 
@@ -165,7 +179,7 @@ export class FsWriter {
       const from = join(srcDir, name);
       if (isSubPath(from, dstDir)) throw new BadRequest(`can not move ${name} into itself`);
       if (srcDir === dstDir) continue;
-      if (!(await this.stat(src, join(src.actualPath, name)))) throw new ServerError(`object not found: ${name}`);
+      if (!(await this.stat(src, join(src.actualPath, name)))) throw new Missing(`object not found: ${name}`);
       await this.conflict(dst, name, opts.overwrite ?? false, src.storage === dst.storage);
       if (src.storage === dst.storage) {
         await wrap(this.need(src, 'move')(join(src.actualPath, name), dst.actualPath));
@@ -187,8 +201,8 @@ export class FsWriter {
       const from = join(srcDir, name);
       if (isSubPath(from, dstDir)) throw new BadRequest(`can not copy ${name} into itself`);
       const obj = await this.stat(src, join(src.actualPath, name));
-      if (!obj) throw new ServerError(`object not found: ${name}`);
-      if (srcDir === dstDir) throw new Forbidden(`file [${name}] exists`);
+      if (!obj) throw new Missing(`object not found: ${name}`);
+      if (srcDir === dstDir) throw new Exists(`file [${name}] exists`);
       const sameStorage = src.storage === dst.storage && src.driver.copy !== undefined;
       await this.conflict(dst, name, opts.overwrite ?? false, sameStorage);
       if (sameStorage) {
@@ -207,9 +221,9 @@ export class FsWriter {
     await this.fs.storages.ready();
     for (const name of names) {
       const target = join(dir, name);
-      if (this.fs.storages.isMountRoot(target)) throw new ServerError(MSG_DELETE_ROOT);
+      if (this.fs.storages.isMountRoot(target)) throw new Forbidden(MSG_DELETE_ROOT, 500);
       const r = this.resolve(target);
-      if (r.actualPath === '/') throw new ServerError(MSG_DELETE_ROOT);
+      if (r.actualPath === '/') throw new Forbidden(MSG_DELETE_ROOT, 500);
       if (!(await this.stat(r))) continue;
       await wrap(this.need(r, 'remove')(r.actualPath));
       this.changed(target, true);
@@ -217,8 +231,11 @@ export class FsWriter {
     this.changed(dir);
   }
 
-  /** Deletes every folder below `dir` that holds (recursively) nothing but empty folders. */
-  async removeEmptyDirs(dir: string): Promise<number> {
+  /**
+   * Deletes every folder below `dir` that holds (recursively) nothing but empty folders. A
+   * folder `keep` names (by virtual path) counts as not empty and is not looked into.
+   */
+  async removeEmptyDirs(dir: string, keep: (virtualPath: string) => boolean = () => false): Promise<number> {
     await this.fs.storages.ready();
     const r = this.resolve(dir);
     const remove = this.need(r, 'remove');
@@ -232,6 +249,10 @@ export class FsWriter {
           continue;
         }
         const sub = join(actual, c.name);
+        if (keep(join(dir, path.posix.relative(r.actualPath, sub)))) {
+          empty = false;
+          continue;
+        }
         if (await visit(sub)) {
           await wrap(remove(sub));
           removed++;
@@ -242,28 +263,6 @@ export class FsWriter {
     await wrap(visit(r.actualPath));
     this.changed(dir, true);
     return removed;
-  }
-
-  async batchRename(dir: string, pairs: Array<{ src_name: string; new_name: string }>): Promise<void> {
-    for (const p of pairs) {
-      if (!p.src_name || !p.new_name) continue;
-      checkName(p.src_name);
-      await this.rename(join(dir, p.src_name), p.new_name);
-    }
-  }
-
-  /** Renames every entry (that `visible` lets through) whose name matches, first match replaced. */
-  async regexRename(dir: string, pattern: string, replacement: string, visible: (name: string) => boolean = () => true): Promise<number> {
-    const { objs } = await this.fs.list(dir, { refresh: true });
-    const names = objs.map((o) => o.name).filter(visible);
-    const renamed = await replaceAll(pattern, replacement, names);
-    let n = 0;
-    for (const [i, next] of renamed.entries()) {
-      if (next === null || next === names[i]) continue;
-      await this.rename(join(dir, names[i]!), checkName(next));
-      n++;
-    }
-    return n;
   }
 
   /** Moves every file found below `srcDir` straight into `dstDir` (folders are not kept). */
@@ -320,7 +319,7 @@ export class FsWriter {
    * name, otherwise by reading and putting, folders recursively (`shallow`: the folder alone).
    */
   async copyTo(src: string, dst: string, overwrite: boolean, shallow = false): Promise<void> {
-    if (src === dst) throw new Forbidden(`file [${path.posix.basename(dst)}] exists`);
+    if (src === dst) throw new Exists(`file [${path.posix.basename(dst)}] exists`);
     if (isSubPath(src, dst)) throw new BadRequest('can not copy a folder into itself');
     checkName(path.posix.basename(dst));
     const { obj } = await this.pathPair(src, dst, overwrite);
@@ -335,11 +334,11 @@ export class FsWriter {
     const d = this.resolve(dst);
     if (s.actualPath === '/') throw new Forbidden('the root of a storage can not be moved or copied');
     const obj = await this.stat(s);
-    if (!obj) throw new ServerError('object not found');
+    if (!obj) throw new Missing('object not found');
     const parent = await this.stat(d, path.posix.dirname(d.actualPath));
-    if (!parent?.isDir) throw new ServerError(`destination folder ${path.posix.dirname(dst)} not found`);
+    if (!parent?.isDir) throw new Missing(`destination folder ${path.posix.dirname(dst)} not found`);
     if (await this.stat(d)) {
-      if (!overwrite) throw new Forbidden(`file [${path.posix.basename(dst)}] exists`);
+      if (!overwrite) throw new Exists(`file [${path.posix.basename(dst)}] exists`);
       await wrap(this.need(d, 'remove')(d.actualPath));
       this.changed(dst, true);
     }
@@ -373,12 +372,12 @@ export class FsWriter {
     checkName(name);
     await this.fs.storages.ready();
     const r = this.resolve(virtualPath);
-    if (r.storage.factory.config.noUpload) throw new ServerError('upload not supported');
+    if (r.storage.factory.config.noUpload) throw new Unsupported('upload not supported');
     const put = this.need(r, 'put');
     const existing = await this.stat(r);
     if (existing) {
-      if (existing.isDir) throw new Forbidden(`file [${name}] exists`);
-      if (!overwrite) throw new Forbidden('file exists');
+      if (existing.isDir) throw new Exists(`file [${name}] exists`);
+      if (!overwrite) throw new Exists('file exists');
     }
     return { r, put, dir: path.posix.dirname(virtualPath), actualDir: path.posix.dirname(r.actualPath) };
   }
@@ -515,7 +514,8 @@ export class FsWriter {
   /** A readable of a whole file, from the driver's reader or its URL. */
   private async openRead(virtualPath: string, obj: Obj): Promise<Readable> {
     const { link } = await this.fs.link(virtualPath, {});
-    if (link.file) return obj.size === 0 ? Readable.from([]) : link.file.open(0, link.file.size - 1);
+    const paced = (r: Readable) => (this.speed ? (throttled(r, this.speed.serverDownload) as Readable) : r);
+    if (link.file) return obj.size === 0 ? Readable.from([]) : paced(await link.file.open(0, link.file.size - 1));
     if (!link.url) throw new ServerError(`no way to read ${virtualPath}`);
     const res = await this.links.open(link);
     const status = res.statusCode ?? 0;
@@ -523,7 +523,7 @@ export class FsWriter {
       res.resume();
       throw new ServerError(`reading ${virtualPath} failed: HTTP ${status}`);
     }
-    return res;
+    return paced(res);
   }
 }
 
@@ -539,7 +539,7 @@ async function wrap<T>(p: Promise<T>): Promise<T> {
   } catch (err) {
     if (err instanceof AppError) throw err;
     if (err instanceof UploadIntegrityError) throw new BadRequest(err.message);
-    if (err instanceof ObjectNotFound) throw new ServerError(err.message);
-    throw new ServerError((err as Error).message || String(err));
+    if (err instanceof ObjectNotFound) throw new Missing(err.message);
+    throw new Upstream((err as Error).message || String(err));
   }
 }

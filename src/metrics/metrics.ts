@@ -32,8 +32,10 @@ export class Metrics {
   private readonly bytesIn: Counter<'route'>;
   private readonly bytesOut: Counter<'route'>;
   private readonly driverErrors: Counter<'driver' | 'op'>;
+  private served = 0;
 
-  constructor(tasks: TaskManager, cache: ListingCache) {
+  /** `dbQueries`: queries the database answered since start. */
+  constructor(tasks: TaskManager, cache: ListingCache, dbQueries: () => number) {
     const registers = [this.registry];
     this.requests = new Counter({ name: 'atrium_http_requests_total', help: 'HTTP requests by route, HTTP status and API envelope code', labelNames: ['method', 'route', 'status', 'code'], registers });
     this.latency = new Histogram({ name: 'atrium_http_request_duration_seconds', help: 'Time from request to the end of the response', labelNames: ['method', 'route'], buckets: LATENCY_BUCKETS, registers });
@@ -62,6 +64,20 @@ export class Metrics {
     this.gauge('nodejs_heap_size_total_bytes', 'V8 heap reserved, in bytes', () => process.memoryUsage().heapTotal);
     this.gauge('nodejs_heap_size_used_bytes', 'V8 heap in use (live and not yet collected), in bytes', () => process.memoryUsage().heapUsed);
     this.gauge('nodejs_external_memory_bytes', 'Memory of C++ objects bound to JavaScript (buffers included), in bytes', () => process.memoryUsage().external);
+    new Counter({
+      name: 'atrium_db_queries_total',
+      help: 'Queries the database answered (requests, tasks and upkeep)',
+      registers,
+      collect() {
+        this.reset();
+        this.inc(dbQueries());
+      },
+    });
+    const served = () => this.served;
+    this.gauge('atrium_db_queries_per_request', 'Database queries since start divided by HTTP requests since start (steady state: ~0, users and sessions are cached)', () => {
+      const n = served();
+      return n === 0 ? 0 : dbQueries() / n;
+    });
     this.gauge('atrium_listing_cache_folders', 'Folder listings held in the listing cache', () => cache.size().folders);
     this.gauge('atrium_listing_cache_objects', 'Entries held by the cached folder listings', () => cache.size().objects);
   }
@@ -79,6 +95,7 @@ export class Metrics {
   }
 
   request(s: RequestSample): void {
+    this.served++;
     this.requests.inc({ method: s.method, route: s.route, status: String(s.status), code: String(s.code) });
     this.latency.observe({ method: s.method, route: s.route }, s.seconds);
     if (s.bytesIn > 0) this.bytesIn.inc({ route: s.route }, s.bytesIn);

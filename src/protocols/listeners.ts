@@ -1,6 +1,7 @@
 import type { AddressInfo, Server } from 'node:net';
 import type { Core } from '../core.js';
 import { startFtpServer } from './ftp/server.js';
+import { startS3Server } from './s3/server.js';
 import { startSftpServer } from './sftp/server.js';
 
 /** A protocol server on a port of its own. */
@@ -22,12 +23,13 @@ export function listenOn(server: Pick<Server, 'once' | 'off' | 'listen' | 'addre
   });
 }
 
-/** Starts the protocol servers the config enables (`sftp.enable`, `ftp.enable`). */
+/** Starts the protocol servers the config enables (`sftp.enable`, `ftp.enable`, `s3.enable`). */
 export async function startProtocolListeners(core: Core): Promise<ProtocolListener[]> {
   const started: ProtocolListener[] = [];
   try {
     if (core.config.sftp.enable) started.push(await startSftpServer(core));
     if (core.config.ftp.enable) started.push(await startFtpServer(core));
+    if (core.config.s3.enable) started.push(await startS3Server(core));
   } catch (err) {
     await Promise.all(started.map((l) => l.close()));
     throw err;

@@ -18,6 +18,8 @@ export interface AutoUpdateDeps {
   enabled: () => boolean;
   /** The last build finished (changes seen while a build runs are applied after it). */
   ready: () => boolean;
+  /** At most this many folders listed per second while following writes (0 or less: no cap). */
+  listingsPerSecond?: () => number;
 }
 
 /**
@@ -30,6 +32,7 @@ export interface AutoUpdateDeps {
 export class AutoUpdater {
   private pending = new Set<string>();
   private scheduled = false;
+  private lastListing = 0;
 
   constructor(private readonly d: AutoUpdateDeps) {}
 
@@ -60,7 +63,9 @@ export class AutoUpdater {
   private async syncPath(p: string): Promise<void> {
     const ignored = this.d.ignored();
     if (isIgnored(ignored, p)) return;
-    const source = this.d.source();
+    const live = this.d.source();
+    // every folder listed while following writes waits its turn (handle_hook_rate_limit)
+    const source: TreeSource = { stat: (x) => live.stat(x), list: async (x) => (await this.pace(), live.list(x)) };
     if (p !== '/') {
       const obj = await source.stat(p);
       if (!obj) {
@@ -71,6 +76,16 @@ export class AutoUpdater {
       if (!obj.isDir) return;
     }
     await this.syncDir(source, ignored, p);
+  }
+
+  /** Waits out OpenList's `handle_hook_rate_limit` between two folder listings. */
+  private async pace(): Promise<void> {
+    const rate = this.d.listingsPerSecond?.() ?? 0;
+    if (rate > 0) {
+      const wait = this.lastListing + 1000 / rate - Date.now();
+      if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+    }
+    this.lastListing = Date.now();
   }
 
   /** Indexes `p` and any of its folders the index lacks (a `mkdir -p`). */

@@ -1,16 +1,15 @@
-import { Access } from '../auth/access.js';
 import { can, PERM } from '../auth/permissions.js';
 import type { MetasRepo } from '../db/metas.js';
 import type { NodeQuery, SearchNodeRow, SearchNodesRepo } from '../db/search-nodes.js';
 import type { User } from '../db/users.js';
-import { BadRequest, ServerError } from '../errors.js';
+import { BadRequest, NotFound, ServerError } from '../errors.js';
 import type { FsChanges } from '../fs/changes.js';
 import type { Fs } from '../fs/fs.js';
 import type { Metas } from '../fs/metas.js';
 import type { FileTypes } from '../fs/objects.js';
 import type { Logger } from '../logger.js';
 import type { Settings } from '../settings/service.js';
-import { isSubPath, joinBasePath } from '../util/paths.js';
+import { isSubPath } from '../util/paths.js';
 import { AutoUpdater } from './auto-update.js';
 import { Indexer } from './indexer.js';
 import { type IndexProgress, readProgress } from './progress.js';
@@ -27,6 +26,15 @@ export function indexKind(value: string): 'database' | 'none' | 'unsupported' {
   if (value === 'database' || value === 'database_non_full_text' || value === 'bleve') return 'database';
   if (value === 'none' || value === '') return 'none';
   return 'unsupported';
+}
+
+/** Who searches, as the per-user view (view/) presents them: results pass its read rule. */
+export interface SearchPrincipal {
+  user: User;
+  /** A client path below the principal's root as a virtual path. */
+  virtual(clientPath: string): string;
+  /** Not hidden, and the folder password (given with the view) where one is set. */
+  mayRead(virtualPath: string): boolean;
 }
 
 export interface SearchRequest {
@@ -64,12 +72,10 @@ export interface SearchDeps {
 export class SearchService {
   readonly indexer: Indexer;
   private source: TreeSource;
-  private readonly access: Access;
   private protectedCache = { version: -1, metas: [] as Array<{ path: string; hide: boolean; password: boolean }> };
 
   constructor(private readonly d: SearchDeps) {
     this.source = new FsTreeSource(d.fs);
-    this.access = new Access(d.metas);
     const ignored = () => ignoredPaths(d.settings, d.fs);
     this.indexer = new Indexer({ repo: d.repo, settings: d.settings, log: d.log, source: () => this.source, ignored });
     const auto = new AutoUpdater({
@@ -82,8 +88,10 @@ export class SearchService {
         const n = d.settings.getNumber('max_index_depth', 20);
         return n > 0 ? n : 20;
       },
-      enabled: () => this.available() && d.settings.getBool('auto_update_index'),
+      // OpenList's hook after writing: writes update the index only with it on
+      enabled: () => this.available() && d.settings.getBool('auto_update_index') && d.settings.getBool('handle_hook_after_writing'),
       ready: () => readProgress(d.settings).is_done,
+      listingsPerSecond: () => d.settings.getNumber('handle_hook_rate_limit', 0),
     });
     d.changes.on(auto.onChange);
   }
@@ -97,12 +105,15 @@ export class SearchService {
     return indexKind(this.d.settings.get('search_index')) === 'database';
   }
 
-  /** Every search and index route first: `500 search not available` unless an index is configured. */
+  /**
+   * Every search and index route first. With no index, OpenList's search middleware answers
+   * code 404 `search not available`; a configured back end this server lacks is its fault (500).
+   */
   requireAvailable(): void {
     const kind = indexKind(this.d.settings.get('search_index'));
     if (kind === 'database') return;
     if (kind === 'unsupported') throw new ServerError(`${MSG_NOT_AVAILABLE}: search_index ${this.d.settings.get('search_index')} is not supported, use database`);
-    throw new ServerError(MSG_NOT_AVAILABLE);
+    throw new NotFound(MSG_NOT_AVAILABLE);
   }
 
   progress(): IndexProgress {
@@ -139,11 +150,12 @@ export class SearchService {
    * hidden and password-protected entries never appear. Paging and `total` count what the user
    * may see (as OpenList does), so neither reveals how many entries were withheld.
    */
-  async search(user: User, req: SearchRequest): Promise<{ content: SearchHit[]; total: number }> {
+  async search(principal: SearchPrincipal, req: SearchRequest): Promise<{ content: SearchHit[]; total: number }> {
     this.requireAvailable();
     if (req.page < 1) throw new BadRequest("page can't < 1");
     if (req.per_page < 1) throw new BadRequest("per_page can't < 1");
-    const under = joinBasePath(user.basePath, req.parent);
+    const user = principal.user;
+    const under = principal.virtual(req.parent);
     const q: NodeQuery = { keywords: req.keywords.split(/\s+/).filter(Boolean), under, scope: req.scope };
     const offset = (req.page - 1) * req.per_page;
     const guarded = (await this.protectedFor(user)).filter((m) => isSubPath(m, under) || isSubPath(under, m));
@@ -151,18 +163,18 @@ export class SearchService {
       const [rows, total] = await Promise.all([this.d.repo.matchPage(q, req.per_page, { offset }), this.d.repo.countMatches(q)]);
       return { content: rows.map((r) => this.hit(r)), total };
     }
-    return this.filtered(user, q, req, offset);
+    return this.filtered(principal, q, req, offset);
   }
 
-  private async filtered(user: User, q: NodeQuery, req: SearchRequest, offset: number) {
+  private async filtered(principal: SearchPrincipal, q: NodeQuery, req: SearchRequest, offset: number) {
     const folderOk = new Map<string, boolean>();
     const allowed = (r: SearchNodeRow) => {
       let ok = folderOk.get(r.parent);
       if (ok === undefined) {
-        ok = this.mayRead(user, r.parent, req.password);
+        ok = principal.mayRead(r.parent);
         folderOk.set(r.parent, ok);
       }
-      return ok && this.mayRead(user, r.parent === '/' ? `/${r.name}` : `${r.parent}/${r.name}`, req.password);
+      return ok && principal.mayRead(r.parent === '/' ? `/${r.name}` : `${r.parent}/${r.name}`);
     };
     const content: SearchHit[] = [];
     let total = 0;
@@ -179,15 +191,6 @@ export class SearchService {
       after = { name: last.name, id: last.id };
     }
     return { content, total };
-  }
-
-  private mayRead(user: User, virtualPath: string, password: string): boolean {
-    try {
-      this.access.check(user, virtualPath, password);
-      return true;
-    } catch {
-      return false;
-    }
   }
 
   private hit(r: SearchNodeRow): SearchHit {

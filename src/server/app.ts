@@ -1,27 +1,39 @@
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
-import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from 'fastify';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance, type HTTPMethods, LogController } from 'fastify';
 import type { Core } from '../core.js';
-import { NotFound } from '../errors.js';
+import { BadRequest, NotFound } from '../errors.js';
 import { registerCors } from './cors.js';
 import { PrivacyMask, sendError } from './envelope.js';
 import { adminMetaRoutes } from './routes/admin-metas.js';
+import { adminScanRoutes } from './routes/admin-scan.js';
+import { archiveDownloadRoutes } from './routes/archive-download.js';
 import { adminSettingRoutes } from './routes/admin-settings.js';
 import { adminStorageRoutes } from './routes/admin-storages.js';
 import { adminUserRoutes } from './routes/admin-users.js';
 import { authRoutes } from './routes/auth.js';
+import { fsDirectUploadRoutes } from './routes/fs-direct-upload.js';
 import { fsReadRoutes } from './routes/fs-read.js';
+import { fsMultipartRoutes } from './routes/fs-multipart.js';
+import { tusRoutes } from './routes/tus.js';
 import { fsUploadRoutes, UPLOAD_SPOOL } from './routes/fs-upload.js';
 import { fsWriteRoutes } from './routes/fs-write.js';
 import { offlineRoutes } from './routes/offline.js';
 import { publicRoutes } from './routes/public.js';
 import { rawRoutes } from './routes/raw.js';
+import { archiveRoutes } from './routes/archive.js';
 import { searchRoutes } from './routes/search.js';
+import { shareDownloadRoutes } from './routes/share-visit.js';
+import { shareRoutes } from './routes/shares.js';
 import { sshKeyRoutes } from './routes/ssh-keys.js';
+import { s3KeyRoutes } from './routes/s3-keys.js';
+import { appPasswordRoutes } from './routes/app-passwords.js';
 import { taskRoutes } from './routes/tasks.js';
 import { instrumentRequests, metricsRoutes } from './routes/metrics.js';
 import { webdavRoutes } from '../protocols/webdav/server.js';
 import { webRoutes } from './web.js';
+import { openApiRoutes } from './routes/openapi.js';
+import { recordRoutes } from './route-table.js';
 
 /** Body limit for JSON and form bodies; uploads stream and are not bound by it. */
 export const JSON_BODY_LIMIT = 1024 * 1024;
@@ -29,6 +41,21 @@ export const JSON_BODY_LIMIT = 1024 * 1024;
 export interface AppOptions {
   /** Trust X-Forwarded-* from a reverse proxy (for client IPs). */
   trustProxy?: boolean;
+}
+
+/** JSON nesting no route needs; deeper bodies are refused before any code walks them recursively. */
+export const MAX_JSON_DEPTH = 64;
+
+/** True when a parsed body nests arrays/objects deeper than `max` (checked without recursion). */
+function nestedDeeper(value: unknown, max: number): boolean {
+  const stack: Array<[unknown, number]> = [[value, 0]];
+  while (stack.length > 0) {
+    const [v, depth] = stack.pop()!;
+    if (v === null || typeof v !== 'object') continue;
+    if (depth >= max) return true;
+    for (const child of Object.values(v as Record<string, unknown>)) if (child !== null && typeof child === 'object') stack.push([child, depth + 1]);
+  }
+  return false;
 }
 
 function parseForm(body: string): Record<string, string> {
@@ -46,10 +73,19 @@ export async function buildApp(core: Core, opts: AppOptions = {}): Promise<Fasti
     routerOptions: { ignoreDuplicateSlashes: true },
   });
   const mask = new PrivacyMask(core.settings);
+  recordRoutes(app);
 
   // JSON is parsed only under a JSON content type (Fastify's own parser); forms as gin does;
   // anything else is left unread for the routes that stream bodies.
   app.removeContentTypeParser('text/plain');
+  // An empty body under a JSON content type is no body (gin binds nothing from it): clients
+  // send one with the `?id=` verbs (OpenList's front end and SDKs), which read the query.
+  const jsonParser = app.getDefaultJsonParser('error', 'error');
+  app.removeContentTypeParser('application/json');
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (req, body, done) => {
+    if (body === '') return done(null, undefined);
+    return jsonParser(req, body as string, done);
+  });
   app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string' }, (_req, body, done) => {
     done(null, parseForm(body as string));
   });
@@ -58,16 +94,23 @@ export async function buildApp(core: Core, opts: AppOptions = {}): Promise<Fasti
   app.addHook('onRequest', async (req, reply) => {
     reply.header('X-Request-Id', req.id);
   });
+  app.addHook('preValidation', async (req) => {
+    if (req.body !== null && typeof req.body === 'object' && nestedDeeper(req.body, MAX_JSON_DEPTH)) {
+      throw new BadRequest(`the JSON body is nested deeper than ${MAX_JSON_DEPTH} levels`);
+    }
+  });
   app.addHook('onResponse', async (req, reply) => {
     req.log.info({ method: req.method, url: req.url, status: reply.statusCode, ms: Math.round(reply.elapsedTime), ip: req.ip }, 'request');
   });
 
   instrumentRequests(app, core);
   limitConcurrency(app, core.config.max_connections);
-  registerCors(app, core.config.cors, ['/api', '/d', '/p']);
+  registerCors(app, core.config.cors, ['/api', '/d', '/p', '/sd']);
 
   app.setErrorHandler((err, req, reply) => sendError(err, req, reply, mask));
   app.setNotFoundHandler((req, reply) => {
+    const redirect = trailingSlashRedirect(app, req.method, req.url);
+    if (redirect) return reply.redirect(redirect.location, redirect.status);
     if (req.url === '/api' || req.url.startsWith('/api/')) {
       return sendError(new NotFound(`route ${req.method} ${req.url.split('?')[0]} not found`), req, reply, mask);
     }
@@ -80,16 +123,27 @@ export async function buildApp(core: Core, opts: AppOptions = {}): Promise<Fasti
   adminStorageRoutes(app, core);
   adminMetaRoutes(app, core);
   adminSettingRoutes(app, core);
+  adminScanRoutes(app, core);
   sshKeyRoutes(app, core);
+  s3KeyRoutes(app, core);
+  appPasswordRoutes(app, core);
   fsReadRoutes(app, core);
+  archiveDownloadRoutes(app, core);
   fsWriteRoutes(app, core);
+  fsDirectUploadRoutes(app, core);
   await fsUploadRoutes(app, core);
+  await fsMultipartRoutes(app, core);
+  await tusRoutes(app, core);
   rawRoutes(app, core);
+  shareRoutes(app, core);
+  shareDownloadRoutes(app, core);
+  archiveRoutes(app, core);
   taskRoutes(app, core);
   offlineRoutes(app, core);
   webdavRoutes(app, core);
   searchRoutes(app, core);
   metricsRoutes(app, core);
+  openApiRoutes(app, core);
   webRoutes(app, core);
 
   await core.cluster.start();
@@ -98,7 +152,7 @@ export async function buildApp(core: Core, opts: AppOptions = {}): Promise<Fasti
   void core.storages
     .loadAll()
     .then(() => core.tasks.restore())
-    .then(() => core.tasks.sweepTemp([path.join(core.config.temp_dir, UPLOAD_SPOOL), ...core.offline.tempFolders()]))
+    .then(() => core.tasks.sweepTemp([path.join(core.config.temp_dir, UPLOAD_SPOOL), ...core.offline.tempFolders(), core.archives.stagingDir]))
     .catch((err) => core.log.error({ err }, 'loading storages or tasks failed'));
   const sweep = setInterval(() => {
     core.repos.sessions.deleteExpired(Date.now()).catch((err) => core.log.warn({ err }, 'session cleanup failed'));
@@ -109,6 +163,21 @@ export async function buildApp(core: Core, opts: AppOptions = {}): Promise<Fasti
 
   await app.ready();
   return app;
+}
+
+/**
+ * Gin's RedirectTrailingSlash, as the original answers: `/api/me/` with no route of its own
+ * goes to `/api/me` when that route exists, 301 for GET and 307 for every other method (HEAD
+ * included), which keeps the method and body.
+ */
+export function trailingSlashRedirect(app: FastifyInstance, method: string, url: string): { location: string; status: 301 | 307 } | undefined {
+  const q = url.indexOf('?');
+  const pathname = q === -1 ? url : url.slice(0, q);
+  if (pathname.length < 2 || !pathname.endsWith('/')) return undefined;
+  const bare = pathname.replace(/\/+$/, '') || '/';
+  const lookup = method === 'HEAD' ? 'GET' : method;
+  if (!app.hasRoute({ method: lookup as HTTPMethods, url: bare })) return undefined;
+  return { location: bare + (q === -1 ? '' : url.slice(q)), status: method === 'GET' ? 301 : 307 };
 }
 
 /** The config's `max_connections`: at most N requests are handled at once, the rest wait. */

@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import type { Config } from '../config/defaults.js';
+import { TUS_EXPOSED } from './routes/tus.js';
 
 const ALL_METHODS = 'GET,HEAD,POST,PUT,DELETE,PATCH,OPTIONS';
 
@@ -20,7 +21,7 @@ export function registerCors(app: FastifyInstance, cors: Config['cors'], prefixe
     if (!anyOrigin && !cors.allow_origins.includes(origin)) return;
     reply.header('Access-Control-Allow-Origin', anyOrigin ? '*' : origin);
     if (!anyOrigin) reply.header('Vary', 'Origin');
-    reply.header('Access-Control-Expose-Headers', 'Content-Length, Content-Range, Content-Disposition, ETag');
+    reply.header('Access-Control-Expose-Headers', ['Content-Length', 'Content-Range', 'Content-Disposition', 'ETag', ...TUS_EXPOSED].join(', '));
     if (req.method === 'OPTIONS' && req.headers['access-control-request-method']) {
       const asked = req.headers['access-control-request-headers'];
       const headers = cors.allow_headers.includes('*') ? (asked ?? '*') : cors.allow_headers.join(',');

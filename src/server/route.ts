@@ -5,7 +5,10 @@ import { isAdmin } from '../auth/permissions.js';
 import type { Core } from '../core.js';
 import { Forbidden } from '../errors.js';
 import { ok } from './envelope.js';
+import type { AuthLevel, InputSource } from './route-table.js';
 import { parseInput } from './validation.js';
+
+export type { AuthLevel, InputSource } from './route-table.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -13,18 +16,10 @@ declare module 'fastify' {
   }
 }
 
-export type AuthLevel = 'none' | 'user' | 'admin';
-
 /** Already-serialised JSON a handler returns as `data` (large listings are assembled as text). */
 export class RawJson {
   constructor(readonly text: string) {}
 }
-
-/**
- * Where the input comes from: `query`; `body` (JSON or form); `any` = the query for GET and
- * the body otherwise, as the original's routes registered for any method.
- */
-export type InputSource = 'query' | 'body' | 'any';
 
 export interface RouteContext<I> {
   input: I;
@@ -39,6 +34,8 @@ export interface ApiRoute<S extends z.ZodType> {
   auth: AuthLevel;
   input?: S;
   from?: InputSource;
+  /** The shape of the success envelope's `data`, for the OpenAPI document (server/openapi.ts). */
+  output?: z.ZodType;
   handler(ctx: RouteContext<z.infer<S>>): Promise<unknown> | unknown;
 }
 
@@ -67,6 +64,7 @@ export function apiRoute<S extends z.ZodType>(app: FastifyInstance, core: Core, 
   app.route({
     method: def.method,
     url: def.url,
+    config: { doc: { auth: def.auth, input: def.input, from: def.from ?? 'body', output: def.output } },
     handler: async (req, reply) => {
       const principal = await authenticate(core, req, def.auth);
       const input = def.input ? parseInput(def.input, rawInput(req, def.from ?? 'body')) : (undefined as z.infer<S>);

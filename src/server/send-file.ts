@@ -6,7 +6,7 @@ import { randomBytes } from 'node:crypto';
 import type { OutgoingHttpHeaders } from 'node:http';
 import { pipeline, Readable } from 'node:stream';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import mime from 'mime-types';
+import { mimeTypes } from '../util/mime.js';
 
 export interface FileSource {
   /** File name, for Content-Disposition and (without contentType) the MIME type by extension. */
@@ -382,16 +382,16 @@ function toBuffer(chunk: unknown): Buffer {
 
 // ---- representation headers ----
 
-function contentTypeOf(name: string): string {
-  const type = mime.lookup(name);
-  return (type && mime.contentType(type)) || 'application/octet-stream';
+export function contentTypeOf(name: string): string {
+  const type = mimeTypes().lookup(name);
+  return (type && mimeTypes().contentType(type)) || 'application/octet-stream';
 }
 
 /**
  * `filename` carries an ASCII fallback (non-ASCII, controls, quotes and backslashes become `_`);
  * `filename*` the exact name, percent-encoded as RFC 5987 / 8187.
  */
-function contentDisposition(type: 'attachment' | 'inline', name: string): string {
+export function contentDisposition(type: 'attachment' | 'inline', name: string): string {
   const fallback = name.replace(/[^\x20-\x7e]|["\\]/gu, '_');
   const encoded = encodeURIComponent(name.replace(/\p{Cs}/gu, '\ufffd')).replace(
     /['()*]/g,

@@ -33,12 +33,26 @@ function valueAt(root: unknown, path: PropertyKey[]): unknown {
   return v;
 }
 
+const MAX_PREVIEW = 120;
+
+/** The given value in a message: JSON, cut short; a value too deep or odd to print is named by its type. */
+function preview(given: unknown): string {
+  let text: string | undefined;
+  try {
+    text = JSON.stringify(given);
+  } catch {
+    // Nested too deep for the serializer (or cyclic): the type says enough.
+  }
+  if (text === undefined) return Array.isArray(given) ? 'an array' : typeof given;
+  return text.length > MAX_PREVIEW ? `${text.slice(0, MAX_PREVIEW)}…` : text;
+}
+
 function describeIssue(root: unknown, issue: z.core.$ZodIssue): string {
   const field = issue.path.map(String).join('.');
   const given = valueAt(root, issue.path);
   if (given === undefined && issue.code !== 'custom') return `${field || 'body'} is required`;
   if (issue.code === 'invalid_type' || issue.code === 'invalid_union') {
-    return `${field}: expected ${issue.code === 'invalid_type' ? issue.expected : 'another type'}, got ${JSON.stringify(given)}`;
+    return `${field}: expected ${issue.code === 'invalid_type' ? issue.expected : 'another type'}, got ${preview(given)}`;
   }
   return field ? `${field}: ${issue.message}` : issue.message;
 }

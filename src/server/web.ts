@@ -4,17 +4,17 @@
 // clients that accept HTML.
 
 import { createHash } from 'node:crypto';
-import { existsSync, readFileSync } from 'node:fs';
-import { readFile } from 'node:fs/promises';
+import { createReadStream, existsSync, readFileSync } from 'node:fs';
+import { readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { gzipSync } from 'node:zlib';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import mime from 'mime-types';
+import { mimeTypes } from '../util/mime.js';
 import type { Core } from '../core.js';
 
 /** Paths owned by the server, never answered with index.html. */
-const SERVER_PREFIXES = ['/api', '/d', '/p', '/dav', '/ping', '/assets', '/images', '/favicon.ico', '/robots.txt'];
+const SERVER_PREFIXES = ['/api', '/d', '/p', '/dav', '/ping', '/assets', '/images', '/streamer', '/static', '/manifest.json', '/favicon.ico', '/robots.txt', '/openapi'];
 const IMMUTABLE = 'public, max-age=31536000, immutable';
 const COMPRESSIBLE = /\.(js|mjs|css|html|svg|json|map|txt)$/;
 
@@ -50,7 +50,11 @@ export function renderIndex(template: string, core: Core, manage: boolean): stri
     .replace('asset_base: undefined', `asset_base: ${jsString(assetBase)}`)
     .replace('main_color: undefined', `main_color: ${jsString(s.get('main_color'))}`)
     .replace('<title>Loading...</title>', `<title>${escapeHtml(s.get('site_title') || 'Atrium')}</title>`)
-    .replace('href="/favicon.ico"', `href="${escapeHtml(s.get('favicon') || `${base}/favicon.ico`)}"`);
+    .replace('href="/favicon.ico"', `href="${escapeHtml(s.get('favicon') || `${base}/favicon.ico`)}"`)
+    // OpenList's front end: its default icon URLs and its manifest link
+    .replace('href="/manifest.json"', `href="${base}/manifest.json"`)
+    .replaceAll('https://res.oplist.org/logo/logo.svg', escapeHtml(s.get('favicon') || `${base}/favicon.ico`))
+    .replaceAll('https://res.oplist.org/logo/logo.png', escapeHtml(s.get('logo').split('\n')[0] || `${base}/images/logo.svg`));
   // Custom head/body come from the admin; the manage pages stay free of them so a broken
   // customisation can always be undone.
   html = html
@@ -64,7 +68,13 @@ interface Asset {
   gzip?: Buffer;
   etag: string;
   type: string;
+  cacheControl: string;
 }
+
+/** The front end's folders served as files (OpenList's layout; Atrium's own UI has only assets/). */
+const STATIC_FOLDERS = ['assets', 'images', 'streamer', 'static'];
+/** Larger files are streamed from disk rather than kept in memory. */
+const MAX_CACHED_BYTES = 2 * 1024 * 1024;
 
 export function webRoutes(app: FastifyInstance, core: Core): void {
   const root = webRoot(core.config.dist_dir);
@@ -72,22 +82,47 @@ export function webRoutes(app: FastifyInstance, core: Core): void {
   let template: string | undefined;
   const indexTemplate = () => (template ??= root ? readFileSync(path.join(root, 'index.html'), 'utf8') : undefined);
 
-  app.get('/assets/*', async (req, reply) => {
-    const rel = (req.params as { '*': string })['*'];
-    if (!root || !/^[\w.-]+(\/[\w.-]+)*$/.test(rel) || rel.split('/').includes('..')) return reply.callNotFound();
-    let asset = assets.get(rel);
-    if (!asset) {
-      const body = await readFile(path.join(root, 'assets', rel)).catch(() => undefined);
-      if (!body) return reply.callNotFound();
-      asset = {
-        body,
-        gzip: COMPRESSIBLE.test(rel) && body.length > 512 ? gzipSync(body, { level: 9 }) : undefined,
-        etag: `"${createHash('sha1').update(body).digest('base64url').slice(0, 20)}"`,
-        type: mime.contentType(path.extname(rel)) || 'application/octet-stream',
-      };
-      assets.set(rel, asset);
-    }
-    return sendAsset(req, reply, asset);
+  for (const folder of STATIC_FOLDERS) {
+    // Hashed names under assets/ never change; the other folders keep OpenList's half year.
+    const cacheControl = folder === 'assets' ? IMMUTABLE : 'public, max-age=15552000';
+    app.get(`/${folder}/*`, async (req, reply) => {
+      const rel = (req.params as { '*': string })['*'];
+      const file = root ? fileInside(path.join(root, folder), rel) : undefined;
+      if (!file) return reply.callNotFound();
+      const key = `${folder}/${rel}`;
+      let asset = assets.get(key);
+      if (!asset) {
+        const st = await stat(file).catch(() => undefined);
+        if (!st?.isFile()) return reply.callNotFound();
+        const type = mimeTypes().contentType(path.extname(file)) || 'application/octet-stream';
+        if (st.size > MAX_CACHED_BYTES) {
+          const etag = `"${st.size.toString(16)}-${Math.floor(st.mtimeMs).toString(16)}"`;
+          reply.header('Cache-Control', cacheControl).header('ETag', etag).type(type);
+          if (req.headers['if-none-match'] === etag) return reply.code(304).send();
+          return reply.header('Content-Length', st.size).send(createReadStream(file));
+        }
+        const body = await readFile(file);
+        asset = {
+          body,
+          gzip: COMPRESSIBLE.test(rel) && body.length > 512 ? gzipSync(body, { level: 9 }) : undefined,
+          etag: `"${createHash('sha1').update(body).digest('base64url').slice(0, 20)}"`,
+          type,
+          cacheControl,
+        };
+        assets.set(key, asset);
+      }
+      return sendAsset(req, reply, asset);
+    });
+  }
+
+  // OpenList's PWA manifest, from the site settings.
+  app.get('/manifest.json', async (_req, reply) => {
+    const base = basePathOf(core.config.site_url) || '/';
+    const logo = core.settings.get('logo').split('\n')[0] ?? '';
+    return reply
+      .type('application/json; charset=utf-8')
+      .header('Cache-Control', 'public, max-age=3600')
+      .send({ display: 'standalone', scope: base, start_url: base, name: core.settings.get('site_title'), icons: [{ src: logo, sizes: '512x512', type: 'image/png' }] });
   });
 
   app.get('/*', async (req, reply) => {
@@ -106,6 +141,19 @@ export function webRoutes(app: FastifyInstance, core: Core): void {
   });
 }
 
+/** The file `rel` (a URL path, still encoded) names inside `dir`, or undefined when it would leave it. */
+function fileInside(dir: string, rel: string): string | undefined {
+  let decoded: string;
+  try {
+    decoded = decodeURIComponent(rel);
+  } catch {
+    return undefined;
+  }
+  if (decoded === '' || decoded.includes('\0') || decoded.includes('\\') || decoded.split('/').some((seg) => seg === '..' || seg === '')) return undefined;
+  const full = path.resolve(dir, decoded);
+  return full.startsWith(dir + path.sep) ? full : undefined;
+}
+
 /** The app shell is for clients that take HTML: browsers ask for text/html, curl and fetch for any type. */
 function wantsHtml(req: FastifyRequest): boolean {
   const accept = req.headers.accept;
@@ -117,7 +165,7 @@ function isServerPath(urlPath: string): boolean {
 }
 
 function sendAsset(req: FastifyRequest, reply: FastifyReply, a: Asset): FastifyReply {
-  reply.header('Cache-Control', IMMUTABLE).header('ETag', a.etag).header('Vary', 'Accept-Encoding').type(a.type);
+  reply.header('Cache-Control', a.cacheControl).header('ETag', a.etag).header('Vary', 'Accept-Encoding').type(a.type);
   if (req.headers['if-none-match'] === a.etag) return reply.code(304).send();
   if (a.gzip && /\bgzip\b/.test(String(req.headers['accept-encoding'] ?? ''))) {
     return reply.header('Content-Encoding', 'gzip').send(a.gzip);

@@ -41,6 +41,10 @@ export interface SettingDefault extends Omit<SettingItem, 'index' | 'help' | 'op
 
 export const LOGO = '/images/logo.svg';
 
+/** OpenList's template of the text the web UI copies with a share link. */
+const SHARE_SUMMARY =
+  '@{{creator}} shared {{#each files}}{{#if @first}}"{{filename this}}"{{/if}}{{#if @last}}{{#unless (eq @index 0)}} and {{@index}} more files{{/unless}}{{/if}}{{/each}} from {{site_title}}: {{base_url}}/@s/{{id}}{{#if pwd}} , the share code is {{pwd}}{{/if}}{{#if expires}}, please access before {{dateLocaleString expires}}.{{/if}}';
+
 export function newAdminToken(): string {
   return `alist-${randomUUID()}${randomAlnum(64)}`;
 }
@@ -61,14 +65,37 @@ const IFRAME_PREVIEWS = JSON.stringify(
   2,
 );
 
-const { SINGLE, SITE, STYLE, PREVIEW, GLOBAL, OFFLINE_DOWNLOAD, INDEX, SSO, LDAP, S3 } = GROUP;
+const { SINGLE, SITE, STYLE, PREVIEW, GLOBAL, OFFLINE_DOWNLOAD, INDEX, SSO, LDAP, S3, TRAFFIC } = GROUP;
+
+/**
+ * OpenList's per-kind task thread settings (group traffic): the number of tasks of that kind
+ * run at once. Their defaults are the config's `tasks.<section>.workers`. The decompress kinds'
+ * keys come with archive support.
+ */
+export const TASK_THREAD_SETTINGS = {
+  offline_download: 'offline_download_task_threads_num',
+  offline_download_transfer: 'offline_download_transfer_task_threads_num',
+  upload: 'upload_task_threads_num',
+  copy: 'copy_task_threads_num',
+  move: 'move_task_threads_num',
+} as const;
+export type ThreadedTaskKind = keyof typeof TASK_THREAD_SETTINGS;
+
+/** OpenList's speed limits in KiB/s (-1 = none): bytes to and from clients, to and from storages. */
+export const SPEED_LIMIT_SETTINGS = ['max_client_download_speed', 'max_client_upload_speed', 'max_server_download_speed', 'max_server_upload_speed'] as const;
+export type SpeedLimitKey = (typeof SPEED_LIMIT_SETTINGS)[number];
+
+export interface BuiltinOptions {
+  /** Default thread count per task kind (the config's workers). */
+  taskWorkers?: Partial<Record<ThreadedTaskKind, number>>;
+}
 const { PUBLIC: P, PRIVATE: PR, READONLY: RO } = FLAG;
 
 /**
  * The built-in settings in their listing order (wire-api.md §11.3, with the §11.4 additions
  * this server honours). `token` gets a fresh random value when first created.
  */
-export function builtinSettings(): SettingDefault[] {
+export function builtinSettings(opts: BuiltinOptions = {}): SettingDefault[] {
   const s = (key: string, value: string, type: SettingType, group: number, flag: number, extra: Partial<SettingDefault> = {}): SettingDefault => ({
     key,
     value,
@@ -92,6 +119,7 @@ export function builtinSettings(): SettingDefault[] {
     s('favicon', LOGO, 'string', STYLE, P),
     s('main_color', '#1890ff', 'string', STYLE, P),
     s('home_icon', '🏠', 'string', STYLE, P),
+    s('share_icon', '🎁', 'string', STYLE, P),
     s('home_container', 'max_980px', 'select', STYLE, P, { options: 'max_980px,hope_container' }),
     s('settings_layout', 'list', 'select', STYLE, P, { options: 'list,responsive' }),
     s('hide_storage_details', 'true', 'bool', STYLE, PR),
@@ -110,8 +138,11 @@ export function builtinSettings(): SettingDefault[] {
     s('audio_autoplay', 'true', 'bool', PREVIEW, P),
     s('video_autoplay', 'true', 'bool', PREVIEW, P),
     s('preview_download_by_default', 'false', 'bool', PREVIEW, P),
+    s('share_preview_download_by_default', 'true', 'bool', PREVIEW, P),
+    s('share_preview_archives_by_default', 'false', 'bool', PREVIEW, P),
     s('readme_autorender', 'true', 'bool', PREVIEW, P),
     s('filter_readme_scripts', 'true', 'bool', PREVIEW, P),
+    s('preview_archives_by_default', 'false', 'bool', PREVIEW, P),
     // global
     s('hide_files', '/\\/README.md/i', 'text', GLOBAL, P),
     s('package_download', 'true', 'bool', GLOBAL, P),
@@ -123,8 +154,21 @@ export function builtinSettings(): SettingDefault[] {
     s('ocr_api', 'https://api.nn.ci/ocr/file/json', 'string', GLOBAL, P),
     s('filename_char_mapping', '{"/": "|"}', 'text', GLOBAL, P),
     s('forward_direct_link_params', 'false', 'bool', GLOBAL, P),
+    s('non_efs_zip_encoding', '', 'string', GLOBAL, PR, { help: 'encoding of zip entry names not flagged UTF-8 (e.g. gbk, big5 or Shift-JIS); empty: UTF-8 when valid, else IBM437' }),
+    // Atrium's own: bounds on what one archive may expand to (zip bombs)
+    s('archive_max_size', '10240', 'number', GLOBAL, PR, { help: 'MiB an archive may expand to when extracted, 0 = no limit' }),
+    s('archive_max_ratio', '1000', 'number', GLOBAL, PR, { help: 'expanded / archive size above which extraction stops (past 64 MiB), 0 = no limit' }),
+    s('archive_max_entries', '1000000', 'number', GLOBAL, PR, { help: 'entries an archive may hold to be listed or extracted, 0 = no limit' }),
     s('ignore_direct_link_params', 'sign,alist_ts', 'string', GLOBAL, P),
     s('webauthn_login_enabled', 'false', 'bool', GLOBAL, P),
+    s('share_preview', 'false', 'bool', GLOBAL, P, { help: 'share visitors may preview files in the web UI (otherwise they download)' }),
+    s('share_archive_preview', 'false', 'bool', GLOBAL, P),
+    s('share_force_proxy', 'true', 'bool', GLOBAL, PR, { help: '/sd always streams through this server instead of redirecting to the storage' }),
+    s('share_summary_content', SHARE_SUMMARY, 'text', GLOBAL, P),
+    // OpenList's hook after writing: the index follows writes (with auto_update_index). On by
+    // default here, where the index always followed writes (OpenList's default is off).
+    s('handle_hook_after_writing', 'true', 'bool', GLOBAL, PR, { help: 'writes update the search index (when automatic index updates are on)' }),
+    s('handle_hook_rate_limit', '0', 'number', GLOBAL, PR, { help: 'folders listed per second while the index follows writes; 0 means no limit' }),
     s('ignore_system_files', 'false', 'bool', GLOBAL, PR, { help: 'refuse uploads of .DS_Store, desktop.ini, Thumbs.db, @eaDir and ._ files' }),
     // single (internal)
     s('token', newAdminToken(), 'string', SINGLE, PR),
@@ -158,6 +202,10 @@ export function builtinSettings(): SettingDefault[] {
     s('ldap_default_dir', '/', 'string', LDAP, PR),
     s('ldap_default_permission', '0', 'number', LDAP, PR),
     s('ldap_login_tips', 'login with ldap', 'string', LDAP, P),
+    // Atrium's own: StartTLS on ldap:// and the CA (PEM) that signed the server's certificate
+    s('ldap_start_tls', 'false', 'bool', LDAP, PR, { help: 'Upgrade an ldap:// connection with StartTLS (ldaps:// is always TLS)' }),
+    s('ldap_ca_cert', '', 'text', LDAP, PR, { help: "PEM of the CA that signed the directory's certificate; empty uses the system's CAs" }),
+    s('ldap_skip_tls_verify', 'false', 'bool', LDAP, PR, { help: 'Accept any certificate from the directory (unsafe; for tests only)' }),
     // s3
     s('s3_access_key_id', '', 'string', S3, PR),
     s('s3_secret_access_key', '', 'string', S3, PR),
@@ -178,6 +226,25 @@ export function builtinSettings(): SettingDefault[] {
     s('ftp_public_host', '127.0.0.1', 'string', GROUP.FTP, PR),
     s('ftp_pasv_port_map', '', 'text', GROUP.FTP, PR),
     s('sftp_disable_password_login', 'false', 'bool', GROUP.FTP, PR),
+    s('ftp_mandatory_tls', 'false', 'bool', GROUP.FTP, PR, { help: 'refuse logins before AUTH TLS' }),
+    s('ftp_implicit_tls', 'false', 'bool', GROUP.FTP, PR, { help: 'every connection starts in TLS (clients connect with ftps://)' }),
+    s('ftp_tls_private_key_path', '', 'string', GROUP.FTP, PR, { help: 'PEM private key; with the certificate it enables AUTH TLS' }),
+    s('ftp_tls_public_cert_path', '', 'string', GROUP.FTP, PR, { help: 'PEM certificate (chain)' }),
+    // chunked uploads (OpenList's multipart routes; Atrium's tus endpoint follows the same switch)
+    s('multipart_enabled', 'true', 'bool', GROUP.TRAFFIC, P),
+    s('multipart_chunk_size', '10', 'number', GROUP.TRAFFIC, P, { help: 'MB, the chunk size clients use when they do not choose one' }),
+    // Atrium's own: when an unfinished upload is dropped, and how many one user may have open
+    s('upload_expire_hours', '24', 'number', GROUP.TRAFFIC, PR, { help: 'hours without a new chunk after which an unfinished upload and its staged chunks are removed; 0 keeps them' }),
+    s('upload_max_parallel', '8', 'number', GROUP.TRAFFIC, PR, { help: 'unfinished resumable uploads one user may have at a time; 0 means no limit' }),
+    // traffic (OpenList): task threads and speed limits
+    ...Object.entries(TASK_THREAD_SETTINGS).map(([kind, key]) =>
+      s(key, String(opts.taskWorkers?.[kind as ThreadedTaskKind] ?? 5), 'number', TRAFFIC, PR, { help: 'tasks of this kind run at once (at least 1)' }),
+    ),
+    ...SPEED_LIMIT_SETTINGS.map((key) => s(key, '-1', 'number', TRAFFIC, PR, { help: 'KiB/s, shared by all transfers; -1 means no limit' })),
+    // Atrium's own: while 2FA is on, WebDAV/SFTP/FTP take app passwords only unless this is on
+    s('protocol_password_with_2fa', 'false', 'bool', GROUP.FTP, PR, { help: 'Let the account password alone open WebDAV, SFTP and FTP for users with 2FA (app passwords always work)' }),
+    // Atrium's own: who may read the OpenAPI document at /api/openapi.json
+    s('openapi_public', 'true', 'bool', GLOBAL, PR, { help: 'anyone may read /api/openapi.json; off = admins only' }),
     // Atrium's own: the bearer token of GET /metrics (empty = no metrics endpoint)
     s('metrics_token', '', 'string', GLOBAL, PR, { help: 'Prometheus scrapes /metrics with "Authorization: Bearer <this>"; empty turns /metrics off' }),
   ];

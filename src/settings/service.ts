@@ -1,12 +1,13 @@
 import type { SettingsRepo } from '../db/settings.js';
 import { BadRequest, NotFound } from '../errors.js';
-import { FLAG, type SettingItem, builtinSettings, newAdminToken } from './defaults.js';
+import { FLAG, type SettingDefault, type SettingItem, builtinSettings, newAdminToken } from './defaults.js';
 
 /** Checks a value against its item's type and the few keys with a syntax of their own. */
 function checkValue(item: SettingItem, value: string): void {
   const bad = (why: string) => new BadRequest(`setting [${item.key}] ${why}`);
   if (item.type === 'number' && (value.trim() === '' || !Number.isFinite(Number(value)))) throw bad(`must be a number, got "${value}"`);
   if (item.type === 'bool' && value !== 'true' && value !== 'false') throw bad(`must be true or false, got "${value}"`);
+  if (item.key.endsWith('_task_threads_num') && !(Number.isInteger(Number(value)) && Number(value) >= 1)) throw bad(`must be a whole number of at least 1, got "${value}"`);
   if (item.type === 'select' && item.options !== '' && !item.options.split(',').includes(value)) {
     throw bad(`must be one of ${item.options}, got "${value}"`);
   }
@@ -38,8 +39,13 @@ export class Settings {
   /** Bumped on every change, for caches of values derived from settings. */
   version = 0;
   private readonly listeners: Array<(keys: string[], fromPeer: boolean) => void> = [];
+  private readonly loadListeners: Array<() => void> = [];
 
-  constructor(private readonly repo: SettingsRepo) {}
+  constructor(
+    private readonly repo: SettingsRepo,
+    /** The built-in items with this installation's defaults (task threads follow the config). */
+    readonly builtin: () => SettingDefault[] = () => builtinSettings(),
+  ) {}
 
   /**
    * Boot-time reconciliation (wire-api.md §11.2): built-in items are created or have their
@@ -48,7 +54,7 @@ export class Settings {
    */
   async reconcile(): Promise<void> {
     const stored = new Map((await this.repo.all()).map((i) => [i.key, i]));
-    const builtin = builtinSettings();
+    const builtin = this.builtin();
     const known = new Set<string>();
     for (const [index, def] of builtin.entries()) {
       known.add(def.key);
@@ -83,6 +89,12 @@ export class Settings {
     const all = await this.repo.all();
     this.items = new Map(all.sort((a, b) => a.index - b.index).map((i) => [i.key, i]));
     this.version++;
+    for (const l of this.loadListeners) l();
+  }
+
+  /** Called after every (re)load of all items from the database: services applying settings start here. */
+  onLoad(listener: () => void): void {
+    this.loadListeners.push(listener);
   }
 
   /** Reloads what another process saved, and tells the listeners (with `fromPeer` true). */

@@ -155,6 +155,8 @@ export interface TaskManagerOptions {
 export class TaskManager {
   private readonly tasks = new Map<string, Task>();
   private readonly running = new Map<TaskKind, number>();
+  /** Worker counts set at run time (the `*_task_threads_num` settings), over the config's. */
+  private readonly workerCounts = new Map<TaskKind, number>();
   private readonly resumers = new Map<TaskKind, (payload: unknown) => TaskRun>();
   private lastWrite = new Map<string, number>();
   /** Writes of one task run one after the other, in order. */
@@ -171,6 +173,18 @@ export class TaskManager {
 
   private kindConfig(kind: TaskKind): TaskKindConfig {
     return this.config[TASK_KINDS[kind]];
+  }
+
+  /** Tasks of this kind run at once here. */
+  workers(kind: TaskKind): number {
+    return Math.max(1, this.workerCounts.get(kind) ?? this.kindConfig(kind).workers);
+  }
+
+  /** Changes how many tasks of a kind run at once; waiting tasks start at once when it grows. */
+  setWorkers(kind: TaskKind, n: number): void {
+    if (!Number.isInteger(n) || n < 1 || this.workerCounts.get(kind) === n) return;
+    this.workerCounts.set(kind, n);
+    this.pump(kind);
   }
 
   /** How a persisted task of this kind is rebuilt after a restart (or for a retry of a restored task). */
@@ -220,7 +234,7 @@ export class TaskManager {
       // Shared tasks stay in the database and the queue: the process that takes a job resumes
       // it, and BullMQ hands a dead process's jobs to a live one.
       const kinds = (Object.keys(TASK_KINDS) as TaskKind[]).filter((k) => this.isShared(k));
-      await this.queue.consume(kinds.map((kind) => ({ kind, workers: this.kindConfig(kind).workers })), (id) => this.runQueued(id));
+      await this.queue.consume(kinds.map((kind) => ({ kind, workers: this.workers(kind) })), (id) => this.runQueued(id));
       return;
     }
     for (const row of await this.repo.all()) {
@@ -413,7 +427,7 @@ export class TaskManager {
 
   private pump(kind: TaskKind): void {
     if (this.stopping) return;
-    const workers = Math.max(1, this.kindConfig(kind).workers);
+    const workers = this.workers(kind);
     for (const t of this.tasks.values()) {
       if ((this.running.get(kind) ?? 0) >= workers) return;
       if (t.kind === kind && t.state === STATE.PENDING && t.run) void this.execute(t);

@@ -105,8 +105,9 @@ describe.each(BACKENDS)('meta rules and the security bar on $name', (backend) =>
       const pub = await s.inject({ method: 'GET', url: '/d/s/public.txt' });
       expect(pub.body).toBe('p');
       for (const url of ['/d/s/secret.txt', '/p/s/secret.txt', '/d/s/hiddendir/inner.txt', '/d/s/secret.txt?type=thumb', '/d/s/secret-missing.txt']) {
-        const res = await s.inject({ method: 'GET', url });
+        const res = await s.inject({ method: 'GET', url, headers: { accept: 'application/json' } });
         expect(res.body, url).not.toContain('SECRET');
+        expect(res.statusCode, url).toBe(401);
         expect(res.json(), url).toEqual({ code: 401, message: 'expire missing', data: null });
       }
       // those who see it get a sign in their listing, and it works
@@ -138,7 +139,8 @@ describe.each(BACKENDS)('meta rules and the security bar on $name', (backend) =>
     // raw links of protected files need a sign even with sign_all off
     await s.core.settings.set('sign_all', 'false');
     try {
-      expect((await s.inject({ method: 'GET', url: '/d/s/locked/file.txt' })).json().message).toBe('expire missing');
+      const unsigned = await s.inject({ method: 'GET', url: '/d/s/locked/file.txt', headers: { accept: 'application/json' } });
+      expect([unsigned.statusCode, unsigned.json().message]).toEqual([401, 'expire missing']);
       const signed = (await list('/s/locked', bob, 'pw')).data.content.find((o: any) => o.name === 'file.txt').sign;
       expect((await s.inject({ method: 'GET', url: `/d/s/locked/file.txt?sign=${encodeURIComponent(signed)}` })).body).toBe('locked file');
     } finally {

@@ -214,4 +214,28 @@ describe.each(BACKENDS)('auth on $name', (backend) => {
     await s.api('POST', `/api/admin/user/cancel_2fa?id=${gina.id}`, { token: admin });
     expect((await s.api('POST', '/api/auth/login', { body: { username: 'gina', password: 'pw' } })).code).toBe(200);
   });
+  it('steady-state requests touch no database; logout, password and user changes still hold at once', async () => {
+    const admin = await s.login();
+    await s.api('POST', '/api/admin/user/create', { token: admin, body: { username: 'hank', password: 'h1', permission: 0 } });
+    const hank = (await s.api('POST', '/api/auth/login', { body: { username: 'hank', password: 'h1' } })).data.token;
+    expect((await s.api('GET', '/api/me', { token: hank })).data.username).toBe('hank');
+    const before = s.core.db.queries();
+    for (let i = 0; i < 20; i++) expect((await s.api('GET', '/api/me', { token: hank })).code).toBe(200);
+    expect(s.core.db.queries() - before).toBe(0);
+    // after a change drops the cache, concurrent requests share one read of the session and the user
+    await s.api('POST', '/api/admin/user/create', { token: admin, body: { username: 'ivy', password: 'i1', permission: 0 } });
+    const dropped = s.core.db.queries();
+    const answers = await Promise.all(Array.from({ length: 20 }, () => s.api('GET', '/api/me', { token: hank })));
+    expect(answers.every((a) => a.data.username === 'hank')).toBe(true);
+    expect(s.core.db.queries() - dropped).toBe(2);
+
+    const users = (await s.api('GET', '/api/admin/user/list', { token: admin })).data.content;
+    const row = users.find((u: { username: string }) => u.username === 'hank');
+    await s.api('POST', '/api/admin/user/update', { token: admin, body: { ...row, disabled: true } });
+    expect(await s.api('GET', '/api/me', { token: hank })).toMatchObject({ code: 401, message: 'Current user is disabled, replace please' });
+    await s.api('POST', '/api/admin/user/update', { token: admin, body: { ...row, disabled: false } });
+    expect((await s.api('GET', '/api/me', { token: hank })).code).toBe(200);
+    await s.api('GET', '/api/auth/logout', { token: hank });
+    expect(await s.api('GET', '/api/me', { token: hank })).toMatchObject({ code: 401, message: 'token is invalidated' });
+  });
 });

@@ -74,6 +74,20 @@ describe.each(BACKENDS)('GET /metrics on $name', (backend) => {
     expect((await s.api('GET', '/api/public/settings')).data.metrics_token).toBeUndefined();
   });
 
+  it('exports the database queries, ~0 per request in steady state', async () => {
+    await callApi(base, 'GET', '/api/me', { token: admin });
+    const first = await (await scrape(`Bearer ${TOKEN}`)).text();
+    for (let i = 0; i < 50; i++) expect((await callApi(base, 'GET', '/api/me', { token: admin })).code).toBe(200);
+    const second = await (await scrape(`Bearer ${TOKEN}`)).text();
+    const q1 = sample(first, 'atrium_db_queries_total')!;
+    const q2 = sample(second, 'atrium_db_queries_total')!;
+    expect(q1).toBeGreaterThan(0);
+    // 50 authenticated requests and a scrape: at most the scrape's own task listing
+    expect(q2 - q1).toBeLessThanOrEqual(2);
+    expect(sample(second, 'atrium_db_queries_per_request')).toBeGreaterThan(0);
+    expect(sample(second, 'atrium_db_queries_per_request')).toBeLessThan(sample(first, 'atrium_db_queries_per_request')!);
+  });
+
   it('counts requests by route, HTTP status and envelope code, with latency and bytes', async () => {
     for (let i = 0; i < 3; i++) expect((await callApi(base, 'POST', '/api/fs/list', { token: admin, body: { path: '/' } })).code).toBe(200);
     expect((await callApi(base, 'POST', '/api/fs/get', { token: admin, body: { path: '/no/such/file' } })).code).not.toBe(200);

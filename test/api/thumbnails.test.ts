@@ -80,10 +80,12 @@ describe('Local thumbnails', () => {
   it('serves SVGs as they are and refuses thumbnails where none can be made', async () => {
     const svg = await s.inject({ method: 'GET', url: `/d/thumbs/logo.svg?type=thumb&sign=${encodeURIComponent(s.core.signer.sign('/thumbs/logo.svg'))}` });
     expect(svg.body).toContain('<svg');
-    const txt = await s.inject({ method: 'GET', url: `/d/thumbs/a.txt?type=thumb&sign=${encodeURIComponent(s.core.signer.sign('/thumbs/a.txt'))}` });
+    const asJson = { accept: 'application/json' };
+    const txt = await s.inject({ method: 'GET', url: `/d/thumbs/a.txt?type=thumb&sign=${encodeURIComponent(s.core.signer.sign('/thumbs/a.txt'))}`, headers: asJson });
+    expect(txt.statusCode).toBe(500);
     expect(txt.json()).toMatchObject({ code: 500, message: 'failed link: no thumbnail for this kind of file' });
-    const off = await s.inject({ method: 'GET', url: `/d/plain/photo.jpg?type=thumb&sign=${encodeURIComponent(s.core.signer.sign('/plain/photo.jpg'))}` });
-    expect(off.json().message).toBe('failed link: thumbnails are disabled for this storage');
+    const off = await s.inject({ method: 'GET', url: `/d/plain/photo.jpg?type=thumb&sign=${encodeURIComponent(s.core.signer.sign('/plain/photo.jpg'))}`, headers: asJson });
+    expect([off.statusCode, off.json().message]).toEqual([500, 'failed link: thumbnails are disabled for this storage']);
     expect(existsSync(cache)).toBe(true);
   });
 

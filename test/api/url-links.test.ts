@@ -80,7 +80,8 @@ describe.each(BACKENDS)('links to URLs on $name', (backend) => {
   });
 
   it('/p refuses storages and types that may not be proxied', async () => {
-    const res = await s.inject({ method: 'GET', url: `/p/url/remote.bin?sign=${sign()}` });
+    const res = await s.inject({ method: 'GET', url: `/p/url/remote.bin?sign=${sign()}`, headers: { accept: 'application/json' } });
+    expect(res.statusCode).toBe(403);
     expect(res.json()).toEqual({ code: 403, message: 'proxy not allowed', data: null });
   });
 

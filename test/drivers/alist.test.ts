@@ -1,53 +1,18 @@
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { rmSync } from 'node:fs';
 import net from 'node:net';
-import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BACKENDS } from '../helpers/backends.js';
-import { atrium, callApi, freePort, type ServerProcess, startServerProcess } from '../helpers/process.js';
+import { callApi, freePort, startServerProcess } from '../helpers/process.js';
 import { startServer, type TestServer } from '../helpers/server.js';
 import { driverConformance } from './conformance.js';
 import { download, mount, names, storageRow } from './mount.js';
 import { readHostFile, writeTree } from './peer-files.js';
+import { PEER_PASSWORD, atriumPeerTarget, startAtriumPeer } from './atrium-peer.js';
 
-const PEER_PASSWORD = 'peer-admin-pass';
+const startPeer = startAtriumPeer;
 
-/** A second Atrium process (the CLI build) on its own data folder and port: the AList V3 peer. */
-async function startPeer() {
-  const data = mkdtempSync(path.join(os.tmpdir(), 'atrium-alist-peer-'));
-  await atrium('admin', 'set', PEER_PASSWORD, '--data', data);
-  const port = await freePort();
-  const files = path.join(data, 'files');
-  const peer = { data, port, files, process: await startServerProcess(data, port) };
-  const login = await callApi(peer.process.base, 'POST', '/api/auth/login', { body: { username: 'admin', password: PEER_PASSWORD } });
-  if (login.code !== 200) throw new Error(`peer login failed: ${login.message}`);
-  return { ...peer, token: login.data.token as string };
-}
-
-driverConformance('AList V3 against a second Atrium process', async () => {
-  const peer = await startPeer();
-  const root = path.join(peer.files, 'root');
-  mkdirSync(root);
-  writeFileSync(path.join(peer.files, 'outside-marker.txt'), 'outside');
-  // A user of the peer without write permissions: the peer refuses its writes.
-  const user = await callApi(peer.process.base, 'POST', '/api/admin/user/create', {
-    token: peer.token,
-    body: { username: 'reader', password: 'reader-pass', base_path: '/', role: 0, permission: 0, disabled: false },
-  });
-  if (user.code !== 200) throw new Error(`peer user: ${user.message}`);
-  const addition = { url: peer.process.base, username: 'admin', password: PEER_PASSWORD, root_folder_path: '/root' };
-  return {
-    storage: { driver: 'AList V3', addition },
-    seed: async (tree) => writeTree(root, tree),
-    peerRead: async (rel) => readHostFile(root, rel),
-    readOnly: { addition: { ...addition, username: 'reader', password: 'reader-pass' }, dir: '/' },
-    outsideMarker: 'outside-marker.txt',
-    teardown: async () => {
-      await peer.process.stop();
-      rmSync(peer.data, { recursive: true, force: true });
-    },
-  };
-});
+driverConformance('AList V3 against a second Atrium process', () => atriumPeerTarget('AList V3'));
 
 describe('AList V3 driver', () => {
   let s: TestServer;

@@ -228,3 +228,134 @@ export async function startPureFtpd(): Promise<FtpPeer> {
   ]);
   return { ...peer, files, user, password };
 }
+
+export interface NginxPeer extends Peer {
+  /** The served folder: `/html/` lists it as nginx's HTML index (exact sizes), `/approx/` with
+   * rounded sizes, `/json/` in nginx's json format. */
+  files: string;
+  base: string;
+}
+
+/** nginx on a loopback port with its own config, pid, logs and temp folders, serving `server` lines. */
+async function runNginx(dir: string, port: number, server: string[]): Promise<Peer> {
+  mkdirSync(path.join(dir, 'logs'));
+  const temp = (name: string) => `${name}_temp_path ${path.join(dir, `${name}-temp`)};`;
+  const config = path.join(dir, 'nginx.conf');
+  writeFileSync(
+    config,
+    [
+      'daemon off;',
+      'worker_processes 1;',
+      `pid ${path.join(dir, 'nginx.pid')};`,
+      'error_log stderr warn;',
+      'events { worker_connections 128; }',
+      'http {',
+      '  access_log off;',
+      ...['client_body', 'proxy', 'fastcgi', 'uwsgi', 'scgi'].map((n) => `  ${temp(n)}`),
+      '  default_type application/octet-stream;',
+      '  server {',
+      `    listen 127.0.0.1:${port};`,
+      ...server,
+      '  }',
+      '}',
+      '',
+    ].join('\n'),
+  );
+  return daemon(dir, port, 'nginx', ['-p', dir, '-c', config, '-e', 'stderr']);
+}
+
+/** nginx with `autoindex` on a loopback port. */
+export async function startNginx(): Promise<NginxPeer> {
+  const dir = scratch('nginx');
+  const port = await freePort();
+  const files = path.join(dir, 'files');
+  mkdirSync(files);
+  chmodSync(files, 0o755);
+  const index = (loc: string, extra: string) => `    location /${loc}/ { alias ${files}/; autoindex on; ${extra} }`;
+  const peer = await runNginx(dir, port, [index('html', 'autoindex_exact_size on;'), index('approx', 'autoindex_exact_size off;'), index('json', 'autoindex_format json;')]);
+  return { ...peer, files, base: `http://127.0.0.1:${port}` };
+}
+
+/**
+ * nginx as the reverse proxy in front of a server, with a request body limit as a CDN or a
+ * hosting proxy sets one (`client_max_body_size`); bodies are passed through, not buffered.
+ */
+export async function startNginxProxy(upstream: string, bodyLimit: string): Promise<Peer & { base: string }> {
+  const dir = scratch('nginx-proxy');
+  const port = await freePort();
+  const peer = await runNginx(dir, port, [
+    `    client_max_body_size ${bodyLimit};`,
+    '    proxy_request_buffering off;',
+    '    proxy_http_version 1.1;',
+    `    location / { proxy_pass ${upstream}; proxy_set_header Host $host; }`,
+  ]);
+  return { ...peer, base: `http://127.0.0.1:${port}` };
+}
+
+/** Azurite's fixed development account (its documented well-known key). */
+export const AZURITE_ACCOUNT = 'devstoreaccount1';
+export const AZURITE_KEY = 'Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw==';
+
+export interface AzuritePeer extends Peer {
+  /** The blob endpoint, path-style: `http://127.0.0.1:<port>/devstoreaccount1`. */
+  endpoint: string;
+}
+
+/** Azurite's blob service (the npm emulator, a dev dependency) on a loopback port, data in a scratch folder, telemetry off (it would call out). */
+export async function startAzurite(): Promise<AzuritePeer> {
+  const dir = scratch('azurite');
+  const port = await freePort();
+  const bin = path.join(process.cwd(), 'node_modules', '.bin', 'azurite-blob');
+  const peer = await daemon(dir, port, bin, ['--blobHost', '127.0.0.1', '--blobPort', String(port), '--location', dir, '--silent', '--skipApiVersionCheck', '--disableProductStyleUrl', '--disableTelemetry']);
+  return { ...peer, endpoint: `http://127.0.0.1:${port}/${AZURITE_ACCOUNT}` };
+}
+
+export interface SambaPeer extends Peer {
+  /** The share's folder: `root/` is the storage root, `root/ro/` belongs to root (writes refused). */
+  files: string;
+  share: string;
+  user: string;
+  password: string;
+}
+
+/**
+ * Debian's Samba (smbd, as root: it switches to the logged-in user) on a loopback port with a
+ * private smb.conf and password database; the server's own authentication defaults stay as they
+ * are (`ntlm auth = ntlmv2-only`). The login is the unprivileged `nobody` with a Samba password.
+ */
+export async function startSamba(): Promise<SambaPeer> {
+  const dir = scratch('samba');
+  const port = await freePort();
+  const files = servedTree(dir);
+  for (const d of ['private', 'lock', 'state', 'cache', 'pid', 'ncalrpc']) mkdirSync(path.join(dir, d));
+  const config = path.join(dir, 'smb.conf');
+  writeFileSync(
+    config,
+    [
+      '[global]',
+      `  smb ports = ${port}`,
+      '  interfaces = 127.0.0.1',
+      '  bind interfaces only = yes',
+      ...['private', 'lock', 'state', 'cache', 'pid', 'ncalrpc'].map((d) => `  ${d === 'private' ? 'private dir' : d === 'ncalrpc' ? 'ncalrpc dir' : `${d} directory`} = ${path.join(dir, d)}`),
+      `  log file = ${path.join(dir, 'log.smbd')}`,
+      `  passdb backend = tdbsam:${path.join(dir, 'private', 'passdb.tdb')}`,
+      '  server role = standalone server',
+      '  disable netbios = yes',
+      '  map to guest = never',
+      '  load printers = no',
+      '  printing = bsd',
+      '  printcap name = /dev/null',
+      '  disable spoolss = yes',
+      '[share]',
+      `  path = ${files}`,
+      '  read only = no',
+      '',
+    ].join('\n'),
+  );
+  const user = 'nobody';
+  const password = 'smb pass 1';
+  execFileSync('pdbedit', ['-s', config, '-a', '-u', user, '-t'], { input: `${password}\n${password}\n`, stdio: ['pipe', 'ignore', 'pipe'] });
+  // Its own process group (no --no-process-group): smbd's shutdown signals its whole group.
+  const peer = await daemon(dir, port, 'smbd', ['--foreground', '-s', config, '-d', '1', '--debug-stdout']);
+  return { ...peer, files, share: 'share', user, password };
+}

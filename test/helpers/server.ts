@@ -85,6 +85,8 @@ export async function startServer(backend: Backend, opts: TestServerOptions = {}
     },
     async destroy() {
       await app.close();
+      // Storages still mounting in the background write their status: let them finish before the tables go.
+      await core.storages.ready();
       await dropAll(core.db);
       await core.close();
       rmSync(dataDir, { recursive: true, force: true });

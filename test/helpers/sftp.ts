@@ -1,4 +1,3 @@
-import { generateKeyPairSync } from 'node:crypto';
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { Client, type ConnectConfig, type SFTPWrapper } from 'ssh2';
@@ -6,21 +5,8 @@ import type { ProtocolListener } from '../../src/protocols/listeners.js';
 import { startSftpServer } from '../../src/protocols/sftp/server.js';
 import type { TestServer } from './server.js';
 
-/** One RSA host key for every test server of a test file (making a 4096-bit key takes seconds). */
-let hostKey: string | undefined;
-
-/** Puts a ready host key into a data folder, so the server start does not make one. */
-export function seedHostKey(dataDir: string): void {
-  hostKey ??= generateKeyPairSync('rsa', { modulusLength: 2048, privateKeyEncoding: { type: 'pkcs1', format: 'pem' }, publicKeyEncoding: { type: 'pkcs1', format: 'pem' } }).privateKey;
-  const file = path.join(dataDir, 'ssh', 'ssh_host_rsa_key');
-  if (existsSync(file)) return;
-  mkdirSync(path.dirname(file), { recursive: true });
-  writeFileSync(file, hostKey, { mode: 0o600 });
-}
-
 /** Starts the SFTP server of an in-process test server on a free loopback port. */
 export async function startSftp(s: TestServer): Promise<ProtocolListener> {
-  seedHostKey(s.dataDir);
   return startSftpServer(s.core, '127.0.0.1:0');
 }
 

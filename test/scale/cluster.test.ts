@@ -1,5 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { closeSync, existsSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, utimesSync, writeFileSync, writeSync } from 'node:fs';
+import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -216,9 +217,23 @@ describe.skipIf(missing.length > 0)(`several processes on ${DB_NAME} + Redis`, (
     await waitFor(async () => (where(await search(0, 'findme-cluster')).includes('/team/docs/findme-cluster.txt') ? true : undefined), 10_000, 'the new file in the index');
   });
 
+  /**
+   * Saved on A, the setting reaches B and C over the bus a moment later; a task queued at once
+   * could be taken by a process that has not heard of it yet. Wait until each one reads it.
+   */
+  async function allowPrivateDownloadsEverywhere(admin: string): Promise<void> {
+    expect((await api(0, 'POST', '/api/admin/setting/save', admin, [{ key: 'offline_download_allow_private', value: 'true' }])).code).toBe(200);
+    for (const i of [0, 1, 2]) {
+      await waitFor(async () => {
+        const item = await api(i, 'GET', '/api/admin/setting/get?key=offline_download_allow_private', admin);
+        return item.data?.value === 'true' ? true : undefined;
+      }, 3000, `the setting on process ${i}`);
+    }
+  }
+
   it('tasks are listed by every process; cancel and delete work from a process not running the task', async () => {
     const admin = await login(0);
-    expect((await api(0, 'POST', '/api/admin/setting/save', admin, [{ key: 'offline_download_allow_private', value: 'true' }])).code).toBe(200);
+    await allowPrivateDownloadsEverywhere(admin);
     const added = await api(0, 'POST', '/api/fs/add_offline_download', admin, { urls: [`${web.base}/big.bin`], path: '/team/canceled', tool: 'SimpleHttp', delete_policy: 'delete_always' });
     expect(added.code, added.message).toBe(200);
     const id = added.data.tasks[0].id as string;
@@ -241,9 +256,57 @@ describe.skipIf(missing.length > 0)(`several processes on ${DB_NAME} + Redis`, (
     }
   });
 
+  it('a share deleted or disabled on A is refused on B at once', async () => {
+    const token = await login(0);
+    const dir = path.join(root, 'share-src');
+    mkdirSync(dir, { recursive: true });
+    writeFileSync(path.join(dir, 'note.txt'), 'shared note');
+    expect((await api(0, 'POST', '/api/admin/storage/create', token, localStorage('/sharecl', dir))).code).toBe(200);
+    await waitFor(async () => ((await names(1, token, '/')).includes('sharecl') ? true : undefined), 5000, 'the storage on B');
+    const created = await api(0, 'POST', '/api/share/create', token, { files: ['/sharecl/note.txt'] });
+    expect(created.code, created.message).toBe(200);
+    const sid = created.data.id as string;
+    const download = (i: number) => fetch(`${base(i)}/sd/${sid}`).then(async (r) => r.text());
+    expect(await download(1)).toBe('shared note');
+    expect((await api(0, 'POST', `/api/share/disable?id=${sid}`, token)).code).toBe(200);
+    expect(JSON.parse(await download(1)).message).toBe('the share has expired or is no longer valid');
+    expect((await api(2, 'POST', `/api/share/enable?id=${sid}`, token)).code).toBe(200);
+    expect(await download(1)).toBe('shared note');
+    expect((await api(0, 'POST', `/api/share/delete?id=${sid}`, token)).code).toBe(200);
+    // No wait: B and C read the share from the shared database on every request.
+    for (const i of [1, 2]) expect(JSON.parse(await download(i)).message).toBe('the share does not exist');
+    expect((await api(1, 'POST', '/api/fs/list', undefined, { path: `/@s/${sid}` })).message).toBe('the share does not exist');
+
+    // A download already running on B is cut when A deletes its share.
+    const big = 32 * 1024 * 1024;
+    writeFileSync(path.join(dir, 'big.bin'), Buffer.alloc(big, 3));
+    const second = await api(0, 'POST', '/api/share/create', token, { files: ['/sharecl/big.bin'] });
+    expect(second.code, second.message).toBe(200);
+    const res = await new Promise<http.IncomingMessage>((resolve, reject) => http.get(`${base(1)}/sd/${second.data.id}`, resolve).on('error', reject));
+    expect(res.statusCode).toBe(200);
+    let received = 0;
+    let slow = true;
+    const ended = new Promise<void>((resolve) => {
+      res.on('data', (c: Buffer) => {
+        received += c.length;
+        if (slow) res.pause();
+      });
+      res.on('close', () => resolve());
+      res.on('error', () => resolve());
+    });
+    await new Promise((r) => setTimeout(r, 300));
+    expect((await api(0, 'POST', `/api/share/delete?id=${second.data.id}`, token)).code).toBe(200);
+    await new Promise((r) => setTimeout(r, 500)); // the announcement travels through Redis
+    slow = false;
+    res.resume();
+    await ended;
+    expect(received).toBeLessThan(big);
+    expect(res.complete).toBe(false);
+  });
+
   it('an offline download queued on A, whose process is killed mid-way, completes on B', async () => {
     let admin = await login(0);
-    expect((await api(0, 'POST', '/api/admin/setting/save', admin, [{ key: 'offline_download_allow_private', value: 'true' }])).code).toBe(200);
+    await allowPrivateDownloadsEverywhere(admin);
     const seenBefore = web.ranges.get('/big.bin')?.length ?? 0;
     // Only A takes jobs while the download starts, so it is A that dies holding it.
     await procs[1]!.stop();

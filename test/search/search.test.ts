@@ -6,7 +6,7 @@ import { localStorage, makeTree } from '../helpers/files.js';
 import { startServer, type TestServer } from '../helpers/server.js';
 import { buildIndex, hits, waitIdle } from './helpers.js';
 
-const NOT_AVAILABLE = { code: 500, message: 'search not available', data: null };
+const NOT_AVAILABLE = { code: 404, message: 'search not available', data: null };
 
 describe.each(BACKENDS)('search index on $name', (backend) => {
   let s: TestServer;
@@ -54,7 +54,7 @@ describe.each(BACKENDS)('search index on $name', (backend) => {
     rmSync(root, { recursive: true, force: true });
   });
 
-  it('answers 500 search not available while search_index is none', async () => {
+  it('answers 404 search not available while search_index is none (as OpenList)', async () => {
     expect(await search({ keywords: 'report' })).toEqual(NOT_AVAILABLE);
     expect(await s.api('GET', '/api/admin/index/progress', { token: admin })).toEqual(NOT_AVAILABLE);
     expect(await post('/api/admin/index/build')).toEqual(NOT_AVAILABLE);

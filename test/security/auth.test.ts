@@ -43,7 +43,7 @@ describe('authentication and authorisation hardening', () => {
     const forged: Record<string, string> = {
       garbage: 'not-a-token',
       empty_parts: '..',
-      // A valid token may come as `Bearer <token>` (README: Authentication); a bad one may not.
+      // A valid token may come as `Bearer <token>` (docs/http-api.md: Authentication); a bad one may not.
       bearer_garbage: 'Bearer not-a-token',
       alg_none: `${b64({ alg: 'none', typ: 'JWT' })}.${b64({ ...real, exp: now + 3600 })}.`,
       alg_none_upper: `${b64({ alg: 'NONE', typ: 'JWT' })}.${b64({ ...real, exp: now + 3600 })}.`,

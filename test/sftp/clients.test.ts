@@ -59,7 +59,7 @@ describe.skipIf(missing.length > 0)('SFTP with OpenSSH sftp and rclone against a
     writeFileSync(path.join(data, 'config.json'), JSON.stringify(config));
     await start();
     // the host key made on the first start, as OpenSSH would record it
-    const pub = readFileSync(path.join(data, 'ssh', 'ssh_host_rsa_key.pub'), 'utf8').trim().split(' ');
+    const pub = readFileSync(path.join(data, 'ssh', 'ssh_host_ed25519_key.pub'), 'utf8').trim().split(' ');
     knownHosts = path.join(work, 'known_hosts');
     writeFileSync(knownHosts, `[127.0.0.1]:${sftpPort} ${pub[0]} ${pub[1]}\n`);
   }, 60_000);
@@ -69,12 +69,15 @@ describe.skipIf(missing.length > 0)('SFTP with OpenSSH sftp and rclone against a
     rmSync(work, { recursive: true, force: true });
   });
 
-  it('makes an RSA host key once (mode 0600) and keeps it across restarts', async () => {
-    const keyFile = path.join(data, 'ssh', 'ssh_host_rsa_key');
+  it('makes an Ed25519 host key once (mode 0600, no RSA unless asked) and keeps it across restarts', async () => {
+    const keyFile = path.join(data, 'ssh', 'ssh_host_ed25519_key');
     expect(statSync(keyFile).mode & 0o777).toBe(0o600);
-    expect(readFileSync(keyFile, 'utf8')).toMatch(/^-----BEGIN RSA PRIVATE KEY-----/);
+    expect(readFileSync(keyFile, 'utf8')).toMatch(/^-----BEGIN OPENSSH PRIVATE KEY-----/);
+    expect(existsSync(path.join(data, 'ssh', 'ssh_host_rsa_key'))).toBe(false);
     const before = readFileSync(keyFile, 'utf8');
-    expect(execFileSync('ssh-keygen', ['-l', '-f', `${keyFile}.pub`]).toString()).toMatch(/^4096 SHA256:/);
+    expect(execFileSync('ssh-keygen', ['-l', '-f', `${keyFile}.pub`]).toString()).toMatch(/^256 SHA256:.* \(ED25519\)$/m);
+    // OpenSSH reads the private key and derives the same public key
+    expect(execFileSync('ssh-keygen', ['-y', '-f', keyFile]).toString().split(' ').slice(0, 2)).toEqual(readFileSync(`${keyFile}.pub`, 'utf8').split(' ').slice(0, 2));
     await server.stop();
     await start();
     expect(readFileSync(keyFile, 'utf8')).toBe(before);

@@ -63,7 +63,7 @@ describe.each(BACKENDS)('SFTP server with the ssh2 client on $name', (backend) =
   });
 
   it('keeps its host key in the data folder and offers it on the next start', async () => {
-    const file = path.join(s.dataDir, 'ssh', 'ssh_host_rsa_key');
+    const file = path.join(s.dataDir, 'ssh', 'ssh_host_ed25519_key');
     expect(statSync(file).mode & 0o777).toBe(0o600);
     const offered = await new Promise<string>((resolve, reject) => {
       const c = new Client();

@@ -92,11 +92,11 @@ describe('sftp and ftp config keys', () => {
     const d = tmp();
     const { file, config } = loadConfig(d, {});
     const written = JSON.parse(readFileSync(file, 'utf8'));
-    expect(written.sftp).toEqual({ enable: false, listen: ':5222' });
+    expect(written.sftp).toEqual({ enable: false, listen: ':5222', rsa_host_key: false });
     expect(written.ftp).toMatchObject({ enable: false, listen: ':5221', find_pasv_port_attempts: 50, idle_timeout: 900, connection_timeout: 30, enable_pasv_conn_ip_check: true });
     expect(config.sftp.enable).toBe(false);
     const env = loadConfig(d, { ATRIUM_SFTP_ENABLE: 'true', ALIST_SFTP_LISTEN: '127.0.0.1:2022', ATRIUM_FTP_IDLE_TIMEOUT: '60' }).config;
-    expect(env.sftp).toEqual({ enable: true, listen: '127.0.0.1:2022' });
+    expect(env.sftp).toEqual({ enable: true, listen: '127.0.0.1:2022', rsa_host_key: false });
     expect(env.ftp.idle_timeout).toBe(60);
   });
 

@@ -195,13 +195,13 @@ describe.runIf(enabled)('manage pages and PDF preview in chromium', () => {
     await page.click('button[type=submit]:has-text("Add")');
     await page.waitForURL(`${base}/@manage/tasks`);
     // the tasks page opens on the offline download tab, where the new task is
-    await expect.poll(() => page.locator('[role=tab][aria-selected=true]').textContent()).toBe('offline download');
+    await expect.poll(() => page.locator('[role=tab][aria-selected=true]').textContent()).toBe('Offline downloads');
     const task = page.locator('[data-testid=task-row]', { hasText: 'payload.bin' });
     await expect.poll(() => task.textContent(), { timeout: 20_000 }).toContain('succeeded');
     await screenshot(page, '46-offline-task');
     const dest = path.join(root, 'downloads', 'payload.bin');
     await expect.poll(() => existsSync(dest) && readFileSync(dest).equals(payload), { timeout: 20_000 }).toBe(true);
-    await page.getByRole('tab', { name: 'offline download transfer', exact: true }).click();
+    await page.getByRole('tab', { name: 'Offline transfers', exact: true }).click();
     await expect.poll(() => page.locator('[data-testid=task-row]', { hasText: 'payload.bin' }).textContent()).toContain('succeeded');
   });
 

@@ -87,7 +87,7 @@ describe.runIf(enabled)('media previews and bulk operations in the web UI', () =
 
   it('plays audio with the HTML5 player through the raw link', async () => {
     await page.goto(`${base}/media/sound.wav`);
-    const audio = page.locator('[data-testid=preview-audio]');
+    const audio = page.locator('[data-testid=preview-audio] video');
     await expect.poll(() => audio.evaluate((a: HTMLAudioElement) => a.readyState >= 1 && Math.round(a.duration))).toBe(2);
   });
 
@@ -95,7 +95,7 @@ describe.runIf(enabled)('media previews and bulk operations in the web UI', () =
     const ranges: string[] = [];
     page.on('request', (r) => r.url().includes('clip.webm') && r.headers().range && ranges.push(r.headers().range!));
     await page.goto(`${base}/media/clip.webm`);
-    const video = page.locator('[data-testid=preview-video]');
+    const video = page.locator('[data-testid=preview-video] video');
     await expect.poll(() => video.evaluate((v: HTMLVideoElement) => v.readyState >= 1 && v.videoWidth)).toBe(160);
     expect(ranges.length).toBeGreaterThan(0);
     await screenshot(page, '40-video');
@@ -122,8 +122,7 @@ describe.runIf(enabled)('media previews and bulk operations in the web UI', () =
     await page.keyboard.press('Control+a');
     await expect.poll(() => page.locator('[data-testid=selected-count]').textContent()).toBe('3 selected');
     await page.click('.actionbar button:has-text("Copy")');
-    await page.click('.dialog button:has-text("..")');
-    await page.click('.dialog button:has-text("copies")');
+    await page.click('.dialog button[data-path="/copies"]');
     await page.click('.dialog button:has-text("Choose this folder")');
     for (const name of ['keep.txt', 'summary-1.txt', 'summary-2.txt']) await waitForDisk(path.join(root, 'copies', name));
     expect(readFileSync(path.join(root, 'copies', 'summary-2.txt'), 'utf8')).toBe('two');
@@ -170,10 +169,12 @@ describe.runIf(enabled)('media previews and bulk operations in the web UI', () =
   it('adds an SSH key in the profile', async () => {
     const key = 'ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIOMqqnkVzrm0SdG6UOoqKLsabgH5C9okWi0dh2l9GKJl laptop';
     await page.goto(`${base}/@manage/profile`);
-    await page.fill('input[name=title]', 'laptop');
-    await page.fill('textarea[name=key]', key);
-    await page.click('button:has-text("Add")');
-    await expect.poll(() => page.locator('table.data').textContent()).toContain('SHA256:');
+    // The profile has several key cards (SSH, S3, app passwords): this one is the SSH keys'.
+    const card = page.locator('[data-testid=ssh-keys]');
+    await card.locator('input[name=title]').fill('laptop');
+    await card.locator('textarea[name=key]').fill(key);
+    await card.locator('button:has-text("Add")').click();
+    await expect.poll(() => card.locator('table.data').textContent()).toContain('SHA256:');
     const admin = await s.login();
     expect((await s.api('GET', '/api/me/sshkey/list', { token: admin })).data.content).toMatchObject([{ title: 'laptop' }]);
     await screenshot(page, '42-profile');

@@ -46,8 +46,10 @@ describe('web UI serving', () => {
     expect((await get('/assets/missing-file.js')).statusCode).toBe(404);
     expect((await get('/assets/%2e%2e/%2e%2e/package.json')).body).not.toContain('"name": "atrium"');
     expect((await get('/assets/..%2f..%2fpackage.json')).statusCode).toBe(404);
+    // a raw link answers its own error page (OpenList's), never the app shell
     const d = await get('/d/nothing-here.txt');
-    expect(d.headers['content-type']).not.toContain('text/html');
+    expect(d.statusCode).toBe(401);
+    expect(d.body).toContain('<h1>401 Unauthorized</h1>');
     expect((await get('/api/public/settings')).json().code).toBe(200);
     // clients that take no HTML get the plain 404 rather than the app shell
     expect((await get('/some/folder', {})).statusCode).toBe(404);

@@ -1,6 +1,8 @@
 import { createEffect, createResource, ErrorBoundary, For, lazy, Match, Show, Suspense, Switch } from 'solid-js';
 import { setUnauthorizedHandler, token } from './api';
 import { mainColor } from './config';
+import { readable } from './contrast';
+import { ContextMenuHost } from './components/ContextMenu';
 import { DialogHost } from './components/Dialog';
 import Header from './components/Header';
 import Markdown from './components/Markdown';
@@ -12,10 +14,18 @@ import { navigate, path } from './router';
 import { dark, isAdmin, loadMe, loadSettings, me, settings, toasts } from './state';
 
 const Manage = lazy(() => import('./pages/manage/Manage'));
+const ShareVisit = lazy(() => import('./shares/ShareVisit'));
+/** Share links are opened by visitors without an account. */
+const isShareVisit = (p: string) => p === '/@s' || p.startsWith('/@s/');
 
 export default function App() {
   document.documentElement.style.setProperty('--accent', mainColor);
-  createEffect(() => document.documentElement.classList.toggle('dark', dark()));
+  // --accent-strong: white text on it reads at AA; --accent-text: accent text on the page reads at AA
+  document.documentElement.style.setProperty('--accent-strong', readable(mainColor, '#ffffff'));
+  createEffect(() => {
+    document.documentElement.classList.toggle('dark', dark());
+    document.documentElement.style.setProperty('--accent-text', dark() ? readable(mainColor, '#1d2026', true) : readable(mainColor, '#f5f6f8'));
+  });
   setUnauthorizedHandler(() => {
     token.set('');
     void loadMe();
@@ -26,7 +36,7 @@ export default function App() {
   });
   // Without a session (and the guest disabled) every page but the login leads to the login.
   createEffect(() => {
-    if (!ready() || me() || path() === '/@login') return;
+    if (!ready() || me() || path() === '/@login' || isShareVisit(path())) return;
     navigate(`/@login`, true);
     history.replaceState(null, '', `${location.pathname}?redirect=${encodeURIComponent(sessionStorage.getItem('last') ?? '/')}`);
   });
@@ -48,6 +58,13 @@ export default function App() {
         )}
       >
       <Switch>
+        <Match when={isShareVisit(path())}>
+          <Suspense fallback={<p class="muted center">{t('loading')}</p>}>
+            <Show when={path()} keyed>
+              {(p) => <ShareVisit path={p} />}
+            </Show>
+          </Suspense>
+        </Match>
         <Match when={path() === '/@login'}>
           <Login guestAllowed={!!me()} />
         </Match>
@@ -70,6 +87,7 @@ export default function App() {
       </ErrorBoundary>
       <UploadPanel />
       <DialogHost />
+      <ContextMenuHost />
       <div class="toasts" role="status" aria-live="polite">
         <For each={toasts()}>{(x) => <div class={`toast ${x.kind}`}>{x.text}</div>}</For>
       </div>

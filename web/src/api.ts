@@ -95,6 +95,8 @@ export interface User {
   disabled: boolean;
   permission: number;
   otp?: boolean;
+  /** May sign in with the LDAP directory's password. */
+  allow_ldap?: boolean;
 }
 
 export interface UploadHandle {

@@ -1,4 +1,9 @@
-// Every user-visible string goes through t(), so a translation is one more dictionary.
+// Every user-visible string goes through t(), so a translation is one more dictionary. English
+// is built in; another language is a chunk of its own (web/src/locales/), loaded before the
+// first render: the one chosen in the switcher, else the browser's, else English.
+import { FIELDS_EN } from './fieldsEn';
+import { ARCHIVE_MESSAGES } from './i18n-archive';
+
 const en = {
   'login.title': 'Log in to {site}',
   'login.username': 'Username',
@@ -7,11 +12,13 @@ const en = {
   'login.otp_needed': 'Enter the 6-digit code from your authenticator app',
   'login.submit': 'Log in',
   'login.guest': 'Browse as guest',
+  'login.ldap': 'Sign in with LDAP',
   'logout': 'Log out',
   'login': 'Log in',
   'manage': 'Manage',
   'home': 'Home',
   'theme.toggle': 'Toggle dark mode',
+  'language': 'Language',
   'view.list': 'List view',
   'view.grid': 'Grid view',
   'col.name': 'Name',
@@ -62,6 +69,38 @@ const en = {
   'upload.canceled': 'Canceled',
   'upload.queued': 'Queued',
   'upload.clear': 'Clear finished',
+  'upload.skipped': 'Kept the existing file',
+  'replace.title': 'Replace the file?',
+  'replace.text': '{name} already exists here. Replace it with the one you upload?',
+  'replace.all': 'Do the same for the other {n} file(s)',
+  'replace.skip': 'Keep the existing one',
+  'replace.replace': 'Replace',
+  'time_left': '{time} left',
+  'task.kind_upload': 'Uploads',
+  'task.kind_copy': 'Copies',
+  'task.kind_move': 'Moves',
+  'task.kind_offline_download': 'Offline downloads',
+  'task.kind_offline_download_transfer': 'Offline transfers',
+  'task.kind_decompress': 'Decompressions',
+  'task.kind_decompress_upload': 'Decompressed uploads',
+  'task.filter': 'Show',
+  'task.filter_all': 'All',
+  'task.filter_running': 'Running and waiting',
+  'task.only_mine': 'Only my tasks',
+  'task.running': 'Running ({n})',
+  'task.finished': 'Finished ({n})',
+  'task.speed': 'Speed',
+  'task.left': 'Time left',
+  'task.ended': 'Ended',
+  'task.retry_selected': 'Retry selected',
+  'task.cancel_selected': 'Cancel selected',
+  'task.delete_selected': 'Delete selected',
+  'task.retried': 'Retrying {n} task(s)',
+  'task.canceled': 'Canceled {n} task(s)',
+  'task.deleted': 'Deleted {n} task(s)',
+  'upload.pause': 'Pause',
+  'upload.resume': 'Resume',
+  'upload.paused': 'Paused',
   'search': 'Search',
   'search.placeholder': 'Search files…',
   'search.none': 'Nothing found',
@@ -72,10 +111,55 @@ const en = {
   'preview.unsupported': 'No preview for this file type',
   'preview.open_raw': 'Open in a new tab',
   'gallery.prev': 'Previous image',
+  'image.tools': 'Image tools',
+  'image.zoom_in': 'Zoom in',
+  'image.zoom_out': 'Zoom out',
+  'image.rotate': 'Rotate',
+  'image.reset': 'Actual size',
+  'image.fullscreen': 'Fullscreen',
+  'view.wall': 'Photo wall',
+  'wall.others': '{n} other entries are shown in the list view',
+  'media.subtitles': 'Subtitles',
+  'media.prev': 'Previous',
+  'media.next': 'Next',
+  'media.auto_next': 'Play the next one automatically',
+  'media.open_in': 'Open in',
+  'media.playlist': 'Playlist',
   'gallery.next': 'Next image',
   'error.generic': 'Something went wrong',
   'not_found': 'Not found',
   'done': 'Done',
+  'done.mkdir': 'Created folder {name}',
+  'done.rename': 'Renamed {from} to {to}',
+  'done.move': 'Moved {n} item(s) to {dst}',
+  'done.copy': 'Copied {n} item(s) to {dst}',
+  'done.delete': 'Deleted {n} item(s)',
+  'done.batch_rename': 'Renamed {n} item(s)',
+  'open': 'Open',
+  'actions': 'Actions',
+  'actions.for': 'Actions for {name}',
+  'copy_links': 'Copy links',
+  'zip.download': 'Download as zip',
+  'zip.started': 'Downloading {n} file(s), {size}, as one zip',
+  'qr': 'QR code',
+  'qr.of': 'QR code of the link to {name}',
+  'copied_links': 'Copied {n} link(s)',
+  'editor.saved': 'Saved {name}',
+  'editor.close': 'Close editor',
+  'editor.discard': 'Close without saving the changes?',
+  'editor.label': 'Contents of {name}',
+  'editor.unsaved': 'Unsaved changes',
+  'editor.clean': 'No unsaved changes',
+  'editor.too_large': 'This file is too large to edit here',
+  'newfile': 'New text file',
+  'newfile.prompt': 'Name of the new file',
+  'exists': '{name} already exists',
+  'done.newfile': 'Created {name}',
+  'offline': 'Offline download',
+  'offline.title': 'Download into {dir}',
+  'offline.started': 'Started {n} download(s) into {dir}',
+  'pick.new_folder': 'New folder here',
+  'pick.tree': 'Folders',
   // manage pages
   'm.2fa_is_on_for_this_account_an_administra': '2FA is on for this account. An administrator can turn it off in Users.',
   'm.account': 'Account',
@@ -139,6 +223,15 @@ const en = {
   'm.single_sign_on': 'Single sign-on',
   'm.site': 'Site',
   'm.ssh_keys': 'SSH keys',
+  'm.s3_access_keys': 'S3 access keys',
+  'm.access_key_id': 'Access key ID',
+  'm.secret_access_key_shown_once': 'Secret access key — shown only now, copy it',
+  'm.app_passwords': 'App passwords',
+  'm.app_passwords_help': 'For WebDAV, SFTP and FTP clients. While two-factor authentication is on, these protocols take only app passwords.',
+  'm.app_password_name': 'Name (the client or device)',
+  'm.app_password_created': 'Copy this password now: it will not be shown again.',
+  'm.never': 'Never',
+  'm.create': 'Create',
   'm.started': 'Started',
   'm.state': 'State',
   'm.status': 'Status',
@@ -187,10 +280,99 @@ const en = {
   'm.state_failed': 'failed',
   'm.state_waiting_retry': 'waiting retry',
   'm.state_before_retry': 'before retry',
+  'share': 'Share',
+  'share.create_title': 'Share {n} item(s)',
+  'share.expires': 'Expires (empty: never)',
+  'share.password': 'Share code (empty: none)',
+  'share.limit': 'Access limit (0: none)',
+  'share.remark': 'Remark',
+  'share.create': 'Create link',
+  'share.created': 'Share link created',
+  'share.link': 'Link',
+  'share.copy': 'Copy link',
+  'share.mine': 'My shares',
+  'share.none': 'No shares yet',
+  'share.files': 'Files',
+  'share.accessed': 'Accessed',
+  'share.never': 'never',
+  'share.enable': 'Enable',
+  'share.disable': 'Disable',
+  'share.delete_confirm': 'Delete the share {id}? Its link stops working at once.',
+  'share.code_title': 'This share is protected',
+  'share.code_hint': 'Enter the share code to open it',
+  'share.unavailable': 'This share is not available',
+  'share.shared_by': 'Shared files',
+  ...ARCHIVE_MESSAGES,
 } as const;
 
 export type MessageKey = keyof typeof en;
 
+export type Dictionary = Partial<Record<string, string>>;
+
+/** The built-in English strings (translations are checked against them). */
+export const englishDictionary = (): Record<string, string> => ({ ...en });
+
+/** Languages offered in the switcher, each named in itself. */
+export const LANGUAGES: Array<[code: string, name: string]> = [
+  ['en', 'English'],
+  ['zh-CN', '简体中文'],
+  ['de', 'Deutsch'],
+  ['fr', 'Français'],
+  ['es', 'Español'],
+  ['ja', '日本語'],
+];
+const LOADERS: Record<string, () => Promise<{ default: Dictionary }>> = {
+  'zh-CN': () => import('./locales/zh-CN'),
+  de: () => import('./locales/de'),
+  fr: () => import('./locales/fr'),
+  es: () => import('./locales/es'),
+  ja: () => import('./locales/ja'),
+};
+const LANG_KEY = 'lang';
+
+let dict: Dictionary = {};
+let current = 'en';
+export const language = () => current;
+
+/** The stored choice, else the first browser language we have (zh-TW and zh-HK read zh-CN), else English. */
+export function pickLanguage(stored: string | null, browser: readonly string[]): string {
+  const codes = LANGUAGES.map(([c]) => c);
+  if (stored && codes.includes(stored)) return stored;
+  for (const b of browser) {
+    const exact = codes.find((c) => c.toLowerCase() === b.toLowerCase());
+    if (exact) return exact;
+    const base = b.split('-')[0]!.toLowerCase();
+    const near = codes.find((c) => c.split('-')[0]!.toLowerCase() === base);
+    if (near) return near;
+  }
+  return 'en';
+}
+
+export async function loadLanguage(): Promise<void> {
+  current = pickLanguage(localStorage.getItem(LANG_KEY), navigator.languages ?? [navigator.language]);
+  try {
+    dict = current === 'en' ? {} : (await LOADERS[current]!()).default;
+  } catch {
+    current = 'en';
+    dict = {};
+  }
+  document.documentElement.lang = current;
+}
+
+/** Switching reloads the page, so every string on it (menus, forms, the player) is drawn anew. */
+export function setLanguage(code: string): void {
+  localStorage.setItem(LANG_KEY, code);
+  location.reload();
+}
+
+const fill = (s: string, vars: Record<string, string | number>) => s.replace(/\{(\w+)\}/g, (_, k: string) => String(vars[k] ?? `{${k}}`));
+
 export function t(key: MessageKey, vars: Record<string, string | number> = {}): string {
-  return en[key].replace(/\{(\w+)\}/g, (_, k: string) => String(vars[k] ?? `{${k}}`));
+  return fill(dict[key] ?? en[key], vars);
+}
+
+/** A string by a key built at run time (form field labels and help), or undefined. */
+export function tx(key: string, vars: Record<string, string | number> = {}): string | undefined {
+  const s = dict[key] ?? (en as Dictionary)[key] ?? FIELDS_EN[key];
+  return s === undefined ? undefined : fill(s, vars);
 }

@@ -1,5 +1,6 @@
 import { render } from 'solid-js/web';
 import App from './App';
+import { loadLanguage } from './i18n';
 import './styles.css';
 
-render(() => <App />, document.getElementById('root')!);
+void loadLanguage().finally(() => render(() => <App />, document.getElementById('root')!));

@@ -10,7 +10,19 @@ DOMPurify.addHook('afterSanitizeAttributes', (node) => {
   }
 });
 
+// GFM task lists ("- [x] done") render as checkboxes: the only input kept, always read-only.
+DOMPurify.addHook('uponSanitizeElement', (node, data) => {
+  if (data.tagName === 'input' && (node as Element).getAttribute('type') !== 'checkbox') node.parentNode?.removeChild(node);
+});
+DOMPurify.addHook('afterSanitizeAttributes', (node) => {
+  if (node.tagName !== 'INPUT') return;
+  for (const a of [...node.attributes]) if (a.name !== 'type' && a.name !== 'checked') node.removeAttribute(a.name);
+  node.setAttribute('disabled', '');
+  node.setAttribute('class', 'task');
+  node.parentElement?.classList.add('task-item');
+});
+
 export function renderMarkdown(src: string): string {
   const html = marked.parse(src, { async: false, gfm: true }) as string;
-  return DOMPurify.sanitize(html, { FORBID_TAGS: ['style', 'form', 'input', 'button', 'textarea', 'select'], FORBID_ATTR: ['style'] });
+  return DOMPurify.sanitize(html, { FORBID_TAGS: ['style', 'form', 'button', 'textarea', 'select'], FORBID_ATTR: ['style'] });
 }

@@ -65,7 +65,7 @@ export function toggleDark(): void {
   localStorage.setItem(THEME_KEY, dark() ? 'dark' : 'light');
 }
 
-/** Folder passwords the user typed this session, by path (sent with list/get/upload below it). */
+/** Folder passwords the user typed this session, by path (sent with reads and writes below it). */
 const passwords = new Map<string, string>(Object.entries(JSON.parse(sessionStorage.getItem('pw') ?? '{}')));
 export function passwordFor(p: string): string {
   for (let cur = p; ; cur = cur.replace(/\/[^/]*$/, '') || '/') {

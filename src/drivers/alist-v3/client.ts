@@ -23,8 +23,8 @@ export class PeerError extends Error {
 const TIMEOUT_MS = 60_000;
 
 /** A JSON call of a server of this API; network failures name the peer, never a stack. */
-export async function callJson<T>(base: string, method: 'GET' | 'POST', route: string, token: string, body?: unknown, timeoutMs = TIMEOUT_MS): Promise<Envelope<T>> {
-  const headers: Record<string, string> = {};
+export async function callJson<T>(base: string, method: 'GET' | 'POST', route: string, token: string, body?: unknown, timeoutMs = TIMEOUT_MS, extraHeaders: Record<string, string> = {}): Promise<Envelope<T>> {
+  const headers: Record<string, string> = { ...extraHeaders };
   if (token) headers.authorization = token;
   if (body !== undefined) headers['content-type'] = 'application/json';
   try {

@@ -12,6 +12,7 @@ import {
   type FormItem,
   item,
   type Link,
+  type LinkArgs,
   type Obj,
   ObjectNotFound,
   readAddition,
@@ -23,7 +24,7 @@ import { callJson, type Envelope, PeerError, putStream } from './client.js';
 /** Mounting waits at most this long for the peer: storages mount one after another at start. */
 const INIT_TIMEOUT_MS = 5_000;
 
-const ADDITIONAL: FormItem[] = [
+export const ADDITIONAL: FormItem[] = [
   item('root_folder_path', 'string', { default: '/', required: true }),
   item('url', 'string', { required: true }),
   item('meta_password', 'string'),
@@ -112,11 +113,11 @@ export class AlistV3Driver implements Driver {
   }
 
   /** One API call; an expired or revoked token is renewed once by logging in again. */
-  private async call<T>(route: string, body: unknown): Promise<T> {
-    let r = await callJson<T>(this.base, 'POST', route, this.token, body);
+  private async call<T>(route: string, body: unknown, headers: Record<string, string> = {}): Promise<T> {
+    let r = await callJson<T>(this.base, 'POST', route, this.token, body, undefined, headers);
     if (r.code === 401 && this.opts.username) {
       await this.login();
-      r = await callJson<T>(this.base, 'POST', route, this.token, body);
+      r = await callJson<T>(this.base, 'POST', route, this.token, body, undefined, headers);
     }
     if (r.code !== 200) throw peerFailure(r);
     return r.data;
@@ -141,8 +142,13 @@ export class AlistV3Driver implements Driver {
     return { ...toObj(data), name: p === '/' ? '' : path.posix.basename(p) };
   }
 
-  async link(p: string): Promise<Link> {
-    const data = await this.call<PeerObj>('/api/fs/get', { path: this.remote(p), password: this.metaPassword });
+  /** Headers of the client a link is for, passed to the peer when it asks for a link (none here). */
+  protected clientHeaders(_args: LinkArgs): Record<string, string> {
+    return {};
+  }
+
+  async link(p: string, args: LinkArgs = {}): Promise<Link> {
+    const data = await this.call<PeerObj>('/api/fs/get', { path: this.remote(p), password: this.metaPassword }, this.clientHeaders(args));
     if (data.is_dir) throw new ObjectNotFound('not a file');
     if (!data.raw_url) throw new Error(`${this.base} gave no raw URL for ${path.posix.basename(p)}`);
     const url = data.raw_url.startsWith('/') ? `${this.base}${data.raw_url}` : data.raw_url;

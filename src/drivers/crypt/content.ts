@@ -1,6 +1,6 @@
 import { randomBytes, scrypt } from 'node:crypto';
 import { Readable, Transform, type TransformCallback } from 'node:stream';
-import sodium from 'libsodium-wrappers';
+import type Sodium from 'libsodium-wrappers';
 
 // rclone crypt's file format: "RCLONE\0\0" + a random 24-byte nonce, then the content in
 // 64 KiB blocks, each sealed with NaCl secretbox (XSalsa20-Poly1305, 16-byte tag first) under
@@ -11,6 +11,12 @@ export const HEADER_SIZE = MAGIC.length + 24;
 export const BLOCK_DATA = 64 * 1024;
 const TAG = 16;
 export const BLOCK_SIZE = BLOCK_DATA + TAG;
+
+/**
+ * libsodium (WebAssembly, a 4 MiB heap of its own), loaded by the first `deriveKeys`: the
+ * blocks are sealed and opened only with derived keys, and most servers mount no crypt storage.
+ */
+let sodium: typeof Sodium;
 
 /** rclone's salt when no second password is configured. */
 const DEFAULT_SALT = Buffer.from('a80df43a8fbd0308a7cab83e581f86b1', 'hex');
@@ -25,6 +31,7 @@ export interface CryptKeys {
 export async function deriveKeys(password: string, salt: string): Promise<CryptKeys> {
   if (password === '') throw new Error('password is required');
   // libsodium (WebAssembly) seals the blocks: about three times the speed of pure-JS secretbox.
+  sodium ??= (await import('libsodium-wrappers')).default;
   await sodium.ready;
   const saltBytes = salt === '' ? DEFAULT_SALT : Buffer.from(salt, 'utf8');
   return new Promise((resolve, reject) =>

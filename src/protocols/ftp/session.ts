@@ -6,13 +6,35 @@ import type { FtpConfig } from '../../config/defaults.js';
 import type { Core } from '../../core.js';
 import { ROLE_GUEST } from '../../db/users.js';
 import type { Obj } from '../../drivers/types.js';
-import { AppError } from '../../errors.js';
+import { AppError, type ErrorKind } from '../../errors.js';
 import type { Logger } from '../../logger.js';
 import { lsLine } from '../ls-line.js';
-import { isNotFound, mayConnect, UserFs } from '../user-fs.js';
+import { mayConnect, type View } from '../../view/view.js';
 import { PassiveListener, parsePortMap } from './passive.js';
+import { type FtpTls, serverTls } from './tls.js';
+import type { SecureContext as TlsContext } from 'node:tls';
 
 const MAX_LINE = 8192;
+
+/** The one mapping of error kinds to FTP replies; kinds not named here answer 451 with their text. */
+const REPLY_OF: Partial<Record<ErrorKind, number>> = {
+  NotFound: 550,
+  // A hidden path is answered as if it did not exist.
+  Hidden: 550,
+  Forbidden: 550,
+  PasswordRequired: 550,
+  Unauthorized: 550,
+  Exists: 550,
+  NotEmpty: 550,
+  BadRequest: 553,
+  PathTooLong: 553,
+  Unsupported: 502,
+  TooLarge: 552,
+  TooManyRequests: 421,
+};
+
+/** The command already sent its own reply (AUTH TLS, whose reply precedes the handshake). */
+class Sent extends Error {}
 
 /** A reply to send: an FTP code and its text (several lines for multi-line replies). */
 class Reply extends Error {
@@ -42,11 +64,11 @@ const mlsFacts = (o: Obj) => `type=${o.isDir ? 'dir' : 'file'};size=${o.size};mo
  * One FTP control connection (wire-api.md §15.3), passive mode only: login (users by password
  * with the login lockout; `anonymous`/`guest` as the guest, the password being the path
  * password), then folder listings, downloads with REST, uploads streamed into `fs` put, mkdir,
- * delete, rename, all through `UserFs` with the same rules as every other front.
+ * delete, rename, all through the user's view (view/) with the same rules as every other front.
  */
 export class FtpSession {
   private username = '';
-  private ufs?: UserFs;
+  private ufs?: View;
   private cwd = '/';
   private passive?: PassiveListener;
   private restOffset = 0;
@@ -56,23 +78,58 @@ export class FtpSession {
   private queue: Promise<void> = Promise.resolve();
   private idleTimer?: NodeJS.Timeout;
   private closed = false;
+  /** The control connection runs in TLS (implicit, or after AUTH TLS). */
+  private secure = false;
+  /** PROT P: data connections run in TLS too. */
+  private protectData = false;
 
   constructor(
     private readonly core: Core,
-    private readonly socket: net.Socket,
+    private socket: net.Socket,
     private readonly config: FtpConfig,
     private readonly log: Logger,
+    private readonly tls: FtpTls,
   ) {}
 
   start(): void {
+    let context: TlsContext | undefined;
+    try {
+      context = this.tls.implicit ? this.tls.context() : undefined;
+    } catch (err) {
+      this.log.error({ err }, 'ftp_implicit_tls is on but the certificate or key cannot be read');
+      this.socket.destroy();
+      return;
+    }
+    if (context) {
+      this.socket = serverTls(this.socket, context);
+      this.secure = true;
+      this.protectData = true;
+    }
     const banner = this.core.settings.get('announcement').trim();
     const lines = banner ? banner.split(/\r?\n/).map((l) => ` ${l}`) : [];
     this.send(220, [...lines, 'Atrium FTP Endpoint'].join('\n'));
+    this.listen();
+    this.touch();
+  }
+
+  private listen(): void {
     this.socket.setEncoding('utf8');
     this.socket.on('data', (chunk: string) => this.onData(chunk));
     this.socket.on('close', () => this.cleanup());
     this.socket.on('error', () => this.cleanup());
-    this.touch();
+  }
+
+  /** AUTH TLS: the reply goes out in clear, then the same connection continues in TLS. */
+  private startTls(context: TlsContext): void {
+    const plain = this.socket;
+    plain.removeAllListeners('data');
+    plain.removeAllListeners('close');
+    plain.removeAllListeners('error');
+    plain.on('error', () => this.cleanup());
+    this.socket = serverTls(plain, context);
+    this.secure = true;
+    this.buffer = '';
+    this.listen();
   }
 
   private touch(): void {
@@ -129,6 +186,7 @@ export class FtpSession {
       const [code, text] = await this.command(cmd, arg);
       this.send(code, text);
     } catch (err) {
+      if (err instanceof Sent) return;
       const { code, text } = this.failure(err, cmd);
       this.send(code, text);
     }
@@ -136,13 +194,15 @@ export class FtpSession {
 
   private failure(err: unknown, cmd: string): { code: number; text: string } {
     if (err instanceof Reply) return { code: err.code, text: err.message };
-    if (isNotFound(err)) return { code: 550, text: 'No such file or folder' };
-    if (err instanceof AppError) return { code: err.code === 403 || err.code === 401 ? 550 : err.code === 400 ? 553 : 451, text: err.message };
+    if (err instanceof AppError) {
+      if (err.kind === 'NotFound' || err.kind === 'Hidden') return { code: 550, text: 'No such file or folder' };
+      return { code: REPLY_OF[err.kind] ?? 451, text: err.message };
+    }
     this.log.warn({ err, cmd, user: this.username }, 'ftp command failed');
     return { code: 451, text: (err as Error)?.message ?? 'failure' };
   }
 
-  private fs(): UserFs {
+  private fs(): View {
     if (!this.ufs) throw new Reply(530, 'Please login with USER and PASS');
     return this.ufs;
   }
@@ -156,24 +216,47 @@ export class FtpSession {
   private async command(cmd: string, arg: string): Promise<[number, string]> {
     switch (cmd) {
       case 'USER':
+        if (this.tls.mandatory && !this.secure) return [534, 'TLS is required: use AUTH TLS first'];
         this.username = arg.trim();
         this.ufs = undefined;
         return [331, 'Password required'];
       case 'PASS':
+        if (this.tls.mandatory && !this.secure) return [534, 'TLS is required: use AUTH TLS first'];
         return this.login(arg);
       case 'QUIT':
         setImmediate(() => this.socket.end());
         return [221, 'Goodbye'];
       case 'NOOP':
         return [200, 'OK'];
-      case 'FEAT':
-        return [211, ['Features:', ...FEATURES.map((f) => ` ${f}`), 'End'].join('\n')];
+      case 'FEAT': {
+        const tlsFeatures = this.tls.configured() ? ['AUTH TLS', 'PBSZ', 'PROT'] : [];
+        return [211, ['Features:', ...tlsFeatures, ...FEATURES].map((f, i) => (i === 0 ? f : ` ${f}`)).concat('End').join('\n')];
+      }
       case 'OPTS':
         return /^utf8( on)?$/i.test(arg.trim()) ? [200, 'UTF8 mode is always on'] : [501, 'Option not understood'];
       case 'SYST':
         return [215, 'UNIX Type: L8'];
-      case 'AUTH':
-        return [502, 'TLS is not supported'];
+      case 'AUTH': {
+        const context = this.tls.context();
+        if (!context) return [502, 'TLS is not configured (ftp_tls_public_cert_path, ftp_tls_private_key_path)'];
+        if (!/^(TLS|TLS-C|SSL)$/i.test(arg.trim())) return [504, 'Only AUTH TLS is supported'];
+        if (this.secure) return [503, 'TLS is already on'];
+        // The reply must leave in clear before the handshake starts.
+        this.send(234, 'AUTH TLS successful');
+        this.startTls(context);
+        throw new Sent();
+      }
+      case 'PBSZ':
+        if (!this.secure) return [503, 'PBSZ needs AUTH TLS first'];
+        return [200, 'PBSZ=0'];
+      case 'PROT': {
+        if (!this.secure) return [503, 'PROT needs AUTH TLS first'];
+        const level = arg.trim().toUpperCase();
+        if (level === 'P') this.protectData = true;
+        else if (level === 'C' && !this.tls.mandatory) this.protectData = false;
+        else return [level === 'C' ? 534 : 504, level === 'C' ? 'TLS is required for data connections' : 'Only PROT P and C are supported'];
+        return [200, `Protection level set to ${level}`];
+      }
       case 'PORT':
       case 'EPRT':
         return [502, 'Active mode is not supported, use passive mode (PASV or EPSV)'];
@@ -232,16 +315,16 @@ export class FtpSession {
       case 'STOR':
         return this.store(arg);
       case 'DELE':
-        await ufs.remove(this.resolve(arg), false);
+        await ufs.removePath(this.resolve(arg), 'file');
         return [250, 'Deleted'];
       case 'RMD':
       case 'XRMD':
-        await ufs.remove(this.resolve(arg), true);
+        await ufs.removePath(this.resolve(arg), 'empty-folder');
         return [250, 'Folder removed'];
       case 'MKD':
       case 'XMKD': {
         const p = this.resolve(arg);
-        await ufs.mkdir(p);
+        await ufs.makeFolder(p);
         return [257, `"${ufs.client(p).replace(/"/g, '""')}" created`];
       }
       case 'RNFR':
@@ -252,7 +335,7 @@ export class FtpSession {
         const from = this.renameFrom;
         this.renameFrom = undefined;
         if (!from) return [503, 'RNFR first'];
-        await ufs.rename(from, this.resolve(arg), false);
+        await ufs.renamePath(from, this.resolve(arg), false);
         return [250, 'Renamed'];
       }
       case 'ABOR':
@@ -272,12 +355,12 @@ export class FtpSession {
       try {
         user = await this.core.accounts.checkPassword(this.username, password, this.socket.remoteAddress ?? '');
       } catch (err) {
-        if (err instanceof AppError && err.code === 429) return [421, err.message];
+        if (err instanceof AppError && err.kind === 'TooManyRequests') return [421, err.message];
         return [530, 'Login incorrect'];
       }
     }
     if (!mayConnect(user)) return [530, 'Login incorrect'];
-    this.ufs = new UserFs(this.core, user, anonymous ? password : '');
+    this.ufs = this.core.views.for(user, { front: 'ftp', password: anonymous ? password : '' });
     this.cwd = '/';
     return [230, 'Logged in'];
   }
@@ -315,6 +398,8 @@ export class FtpSession {
       listener.close();
       throw new Reply(425, (err as Error).message);
     }
+    const context = this.protectData ? this.tls.context() : undefined;
+    if (context) data = serverTls(data, context);
     this.send(150, 'Opening data connection');
     this.transfer = data;
     try {
@@ -335,7 +420,7 @@ export class FtpSession {
     const target = arg.split(' ').filter((a) => a !== '' && !a.startsWith('-')).join(' ');
     const p = this.resolve(target);
     const obj = await ufs.stat(p);
-    const entries = obj.isDir ? await ufs.list(p) : [obj];
+    const entries = obj.isDir ? await ufs.entries(p) : [obj];
     const owner = ufs.user.username.replace(/\s/g, '_') || 'ftp';
     const writable = can(ufs.user, PERM.FTP_WRITE);
     const mode = (o: Obj) => (o.isDir ? (writable ? 0o755 : 0o555) : writable ? 0o644 : 0o444);

@@ -2,7 +2,7 @@ import type * as Ssh2 from 'ssh2';
 import type { AuthContext } from 'ssh2';
 import type { Core } from '../../core.js';
 import { ROLE_GUEST, type User } from '../../db/users.js';
-import { mayConnect } from '../user-fs.js';
+import { mayConnect } from '../../view/view.js';
 
 /**
  * Decides one SSH authentication attempt (wire-api.md §15.4): `none` for the guest only,

@@ -9,6 +9,13 @@ const READ_AHEAD = 1 << 20;
 /** Bytes of a streamed upload kept in memory, so that a rewrite among them can still be served. */
 const KEEP_HEAD = 1 << 20;
 
+/**
+ * Bytes of a streamed upload taken ahead of the storage before a WRITE waits to be answered: the
+ * client's requests in flight (OpenSSH: 64 × 32 KiB) are answered as they come instead of one
+ * drain at a time. A failure of bytes already answered fails the close, so nothing is stored.
+ */
+const WRITE_AHEAD = 4 << 20;
+
 /** Raised for a write at an offset the streaming upload can not take. */
 export class UnsupportedWrite extends Error {}
 
@@ -160,6 +167,7 @@ export class UploadHandle {
   private done!: Promise<void>;
   /** A modification time the client set while writing, applied once the file is stored. */
   modified?: Date;
+  private drainWait?: { stream: PassThrough; wait: Promise<void> };
 
   constructor(
     readonly path: string,
@@ -254,18 +262,27 @@ export class UploadHandle {
     if (this.head && this.streamed <= KEEP_HEAD) this.head.push(data);
     else this.head = undefined;
     const stream = this.stream;
-    if (!stream.write(data)) {
-      await new Promise<void>((resolve) => {
+    stream.write(data);
+    if (stream.writableLength > WRITE_AHEAD) await this.drained(stream);
+    if (this.failure) throw this.failure;
+  }
+
+  /** One wait for the stream's drain (or end) shared by every write held back meanwhile. */
+  private drained(stream: PassThrough): Promise<void> {
+    if (this.drainWait?.stream !== stream) {
+      const wait = new Promise<void>((resolve) => {
         const done = () => {
           stream.off('drain', done);
           stream.off('close', done);
+          if (this.drainWait?.stream === stream) this.drainWait = undefined;
           resolve();
         };
         stream.on('drain', done);
         stream.on('close', done);
       });
+      this.drainWait = { stream, wait };
     }
-    if (this.failure) throw this.failure;
+    return this.drainWait.wait;
   }
 
   /** Ends the file and waits until it is stored under its name. */

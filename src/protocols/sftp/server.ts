@@ -7,9 +7,8 @@ import type { Core } from '../../core.js';
 import type { User } from '../../db/users.js';
 import { lazyRequire } from '../../util/lazy-require.js';
 import { listenOn, type ProtocolListener } from '../listeners.js';
-import { UserFs } from '../user-fs.js';
 import { authenticate } from './auth.js';
-import { loadHostKey } from './host-key.js';
+import { loadHostKeys } from './host-key.js';
 import { serveSftp } from './session.js';
 import { SPOOL_FOLDER } from './spool.js';
 import { storageSpace } from './space.js';
@@ -29,13 +28,13 @@ const CIPHERS: CipherAlgorithm[] = ['aes128-gcm@openssh.com', 'aes256-gcm@openss
 export async function startSftpServer(core: Core, listen = core.config.sftp.listen): Promise<ProtocolListener> {
   const ssh2 = loadSsh2();
   const { host, port } = parseListen('sftp.listen', listen);
-  const hostKey = await loadHostKey(ssh2, core.dataDir);
+  const hostKeys = await loadHostKeys(ssh2, core.dataDir, core.config.sftp.rsa_host_key);
   // Spools of uploads cut short by a crash: nobody owns them any more.
   await rm(path.join(core.config.temp_dir, SPOOL_FOLDER), { recursive: true, force: true });
   const log = core.log.child({ service: 'sftp' });
   const clients = new Set<Connection>();
   const banner = core.settings.get('announcement');
-  const server = new ssh2.Server({ hostKeys: [hostKey], ident: 'Atrium', banner: banner ? `${banner}\n` : undefined, algorithms: { cipher: CIPHERS } }, (client, info) => {
+  const server = new ssh2.Server({ hostKeys, ident: 'Atrium', banner: banner ? `${banner}\n` : undefined, algorithms: { cipher: CIPHERS } }, (client, info) => {
     clients.add(client);
     let user: User | undefined;
     client.on('authentication', (ctx) => {
@@ -54,7 +53,8 @@ export async function startSftpServer(core: Core, listen = core.config.sftp.list
         const session = accept();
         session.on('sftp', (acceptSftp) => {
           if (!user) return;
-          serveSftp(acceptSftp(), new UserFs(core, user), log, { tempDir: core.config.temp_dir, spaceOf: (p) => storageSpace(core, p) });
+          const view = core.views.for(user, { front: 'ftp' });
+          serveSftp(acceptSftp(), view, log, { tempDir: core.config.temp_dir, spaceOf: (p) => storageSpace(view.storageOf(p)) });
         });
       });
     });

@@ -1,10 +1,10 @@
 import type { Attributes, SFTPWrapper } from 'ssh2';
 import { can, PERM } from '../../auth/permissions.js';
 import type { Obj } from '../../drivers/types.js';
-import { AppError } from '../../errors.js';
+import { AppError, type ErrorKind } from '../../errors.js';
 import type { Logger } from '../../logger.js';
 import { lsLine } from '../ls-line.js';
-import { isNotFound, type UserFs } from '../user-fs.js';
+import type { View } from '../../view/view.js';
 import { DirHandle, DownloadHandle, UnsupportedWrite, UploadHandle } from './handles.js';
 import { advertiseExtensions, sendExtendedReply, statvfsBody, VFS_FLAG, type VfsStats } from './openssh-ext.js';
 import { Spool } from './spool.js';
@@ -26,13 +26,23 @@ class SftpStatus extends Error {
 
 type Handle = DownloadHandle | UploadHandle | DirHandle;
 
-/** The status an error answers: not found, permission denied, unsupported, or failure with its text. */
+/** The one mapping of error kinds to SFTP statuses; kinds not named here are a failure with their text. */
+const STATUS_OF: Partial<Record<ErrorKind, number>> = {
+  NotFound: STATUS.NO_SUCH_FILE,
+  // A hidden path is answered as if it did not exist.
+  Hidden: STATUS.NO_SUCH_FILE,
+  Forbidden: STATUS.PERMISSION_DENIED,
+  PasswordRequired: STATUS.PERMISSION_DENIED,
+  Unauthorized: STATUS.PERMISSION_DENIED,
+  Unsupported: STATUS.OP_UNSUPPORTED,
+};
+
 function statusOf(err: unknown): { code: number; message: string } {
   if (err instanceof SftpStatus) return { code: err.code, message: err.message };
   if (err instanceof UnsupportedWrite) return { code: STATUS.OP_UNSUPPORTED, message: err.message };
-  if (isNotFound(err)) return { code: STATUS.NO_SUCH_FILE, message: 'No such file' };
-  if (err instanceof AppError && (err.code === 403 || err.code === 401)) return { code: STATUS.PERMISSION_DENIED, message: err.message };
-  return { code: STATUS.FAILURE, message: (err as Error)?.message ?? 'failure' };
+  const code = err instanceof AppError ? (STATUS_OF[err.kind] ?? STATUS.FAILURE) : STATUS.FAILURE;
+  if (code === STATUS.NO_SUCH_FILE) return { code, message: 'No such file' };
+  return { code, message: (err as Error)?.message ?? 'failure' };
 }
 
 export interface SessionOptions {
@@ -43,10 +53,10 @@ export interface SessionOptions {
 }
 
 /**
- * Serves one SFTP channel for one user over `UserFs`: every request is answered once, errors as
+ * Serves one SFTP channel for one user over the user's view (view/): every request is answered once, errors as
  * SFTP status codes; uploads still open when the channel goes away are dropped, storing nothing.
  */
-export function serveSftp(sftp: SFTPWrapper, ufs: UserFs, log: Logger, opts: SessionOptions): void {
+export function serveSftp(sftp: SFTPWrapper, ufs: View, log: Logger, opts: SessionOptions): void {
   const handles = new Map<number, Handle>();
   let nextHandle = 1;
   const owner = ufs.user.username.replace(/\s/g, '_') || 'atrium';
@@ -165,7 +175,7 @@ export function serveSftp(sftp: SFTPWrapper, ufs: UserFs, log: Logger, opts: Ses
   sftp.on('OPENDIR', (reqId, p) =>
     run(reqId, 'opendir', async () => {
       const dir = ufs.virtual(p);
-      sftp.handle(reqId, addHandle(new DirHandle(dir, await ufs.list(dir))));
+      sftp.handle(reqId, addHandle(new DirHandle(dir, await ufs.entries(dir))));
     }),
   );
 
@@ -185,25 +195,25 @@ export function serveSftp(sftp: SFTPWrapper, ufs: UserFs, log: Logger, opts: Ses
 
   sftp.on('MKDIR', (reqId, p) =>
     run(reqId, 'mkdir', async () => {
-      await ufs.mkdir(ufs.virtual(p));
+      await ufs.makeFolder(ufs.virtual(p));
       ok(reqId);
     }),
   );
   sftp.on('RMDIR', (reqId, p) =>
     run(reqId, 'rmdir', async () => {
-      await ufs.remove(ufs.virtual(p), true);
+      await ufs.removePath(ufs.virtual(p), 'empty-folder');
       ok(reqId);
     }),
   );
   sftp.on('REMOVE', (reqId, p) =>
     run(reqId, 'remove', async () => {
-      await ufs.remove(ufs.virtual(p), false);
+      await ufs.removePath(ufs.virtual(p), 'file');
       ok(reqId);
     }),
   );
   sftp.on('RENAME', (reqId, from, to) =>
     run(reqId, 'rename', async () => {
-      await ufs.rename(ufs.virtual(from), ufs.virtual(to), false);
+      await ufs.renamePath(ufs.virtual(from), ufs.virtual(to), false);
       ok(reqId);
     }),
   );
@@ -252,7 +262,7 @@ export function serveSftp(sftp: SFTPWrapper, ufs: UserFs, log: Logger, opts: Ses
       run(reqId, 'posix-rename', async () => {
         const [from, to] = readStrings(data, 2);
         if (from === undefined || to === undefined) throw new SftpStatus(STATUS.BAD_MESSAGE, 'malformed posix-rename request');
-        await ufs.rename(ufs.virtual(from), ufs.virtual(to), true);
+        await ufs.renamePath(ufs.virtual(from), ufs.virtual(to), true);
         ok(reqId);
       });
     } else if (name === 'statvfs@openssh.com' && extended) {

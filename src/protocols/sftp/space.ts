@@ -1,15 +1,14 @@
 import { statfs } from 'node:fs/promises';
-import type { Core } from '../../core.js';
+import type { Mounted } from '../../fs/storages.js';
 import { LocalDriver } from '../../drivers/local/index.js';
 import { VFS_FLAG, type VfsStats } from './openssh-ext.js';
 
 /**
- * Space figures of the storage holding a virtual path, for `statvfs@openssh.com`: a Local
+ * Space figures of a storage (the view's storageOf a path the user may read), for `statvfs@openssh.com`: a Local
  * storage answers its root's file system (statfs); other storages report none (undefined).
  */
-export async function storageSpace(core: Core, virtualPath: string): Promise<VfsStats | undefined> {
-  const mounted = core.storages.resolve(virtualPath)?.storage;
-  const driver = mounted?.driver;
+export async function storageSpace(mounted: Mounted): Promise<VfsStats | undefined> {
+  const driver = mounted.driver;
   if (!(driver instanceof LocalDriver)) return undefined;
   const st = await statfs(driver.root);
   return {
@@ -21,7 +20,7 @@ export async function storageSpace(core: Core, virtualPath: string): Promise<Vfs
     files: st.files,
     ffree: st.ffree,
     favail: st.ffree,
-    fsid: mounted!.row.id,
+    fsid: mounted.row.id,
     flag: VFS_FLAG.NOSUID,
     namemax: 255,
   };

@@ -1,5 +1,5 @@
 import type { FastifyRequest } from 'fastify';
-import { MSG_USER_DISABLED } from '../../auth/accounts.js';
+import { UserDisabled } from '../../auth/accounts.js';
 import type { Core } from '../../core.js';
 import type { User } from '../../db/users.js';
 import { AppError } from '../../errors.js';
@@ -26,9 +26,9 @@ export async function authenticate(core: Core, req: FastifyRequest): Promise<Cal
     try {
       return { user: await core.accounts.checkPassword(username, password, req.ip), password: '' };
     } catch (err) {
-      if (err instanceof AppError && err.code === 429) throw new DavError(429, err.message);
+      if (err instanceof AppError && err.kind === 'TooManyRequests') throw new DavError(429, err.message);
       if (req.method === 'OPTIONS') return guestCaller(core, challenge);
-      if (err instanceof AppError && err.message === MSG_USER_DISABLED) throw new DavError(403, err.message);
+      if (err instanceof UserDisabled) throw new DavError(403, err.message);
       throw new DavError(401, 'Unauthorized', challenge);
     }
   }

@@ -1,6 +1,5 @@
 import { ObjectNotFound, UploadIntegrityError } from '../../drivers/types.js';
-import { AppError } from '../../errors.js';
-import { MSG_DELETE_ROOT } from '../../fs/write.js';
+import { AppError, type ErrorKind } from '../../errors.js';
 import { IfHeaderError } from './if-header.js';
 import { XmlError } from './xml.js';
 
@@ -17,24 +16,35 @@ export class DavError extends Error {
   }
 }
 
-/** The one mapping of typed errors to WebDAV statuses. */
+/** The one mapping of error kinds to WebDAV statuses. */
+const STATUS_OF: Record<ErrorKind, number> = {
+  BadRequest: 400,
+  Unauthorized: 401,
+  OtpRequired: 401,
+  Forbidden: 403,
+  PasswordRequired: 403,
+  // A hidden path is answered as if it did not exist.
+  Hidden: 404,
+  NotFound: 404,
+  // RFC 4918 §9.8.5/§9.9.4: a destination that exists and may not be overwritten.
+  Exists: 412,
+  NotEmpty: 409,
+  Conflict: 409,
+  Unsupported: 501,
+  TooLarge: 507,
+  PathTooLong: 414,
+  TooManyRequests: 429,
+  Upstream: 502,
+  Unavailable: 503,
+  Internal: 500,
+};
+
 export function toDavError(err: unknown): DavError {
   if (err instanceof DavError) return err;
   if (err instanceof XmlError || err instanceof IfHeaderError) return new DavError(400, err.message);
   if (err instanceof ObjectNotFound) return new DavError(404, err.message);
   if (err instanceof UploadIntegrityError) return new DavError(400, err.message);
-  if (err instanceof AppError) {
-    if (/not found/i.test(err.message)) return new DavError(404, err.message);
-    if (err.code === 401) return new DavError(401, err.message);
-    if (err.code === 403) return new DavError(/exists/.test(err.message) ? 412 : 403, err.message);
-    if (err.code === 400 || err.code === 429) return new DavError(err.code, err.message);
-    if (err.message === MSG_DELETE_ROOT) return new DavError(403, err.message);
-    // A name taken by something the caller can't see (e.g. a link out of the storage): as MKCOL on an existing resource.
-    if (err.message === 'file exists') return new DavError(405, err.message);
-    if (err.message === 'not implement' || err.message === 'upload not supported') return new DavError(501, err.message);
-    if (/^storage not init/.test(err.message)) return new DavError(503, err.message);
-    return new DavError(500, err.message);
-  }
+  if (err instanceof AppError) return new DavError(STATUS_OF[err.kind], err.message);
   // Unexpected failures are logged by the error handler; their text (paths, stacks) stays there.
   return new DavError(500, 'internal error');
 }

@@ -1,5 +1,5 @@
 import path from 'node:path';
-import mime from 'mime-types';
+import { mimeTypes } from '../../util/mime.js';
 import type { Obj } from '../../drivers/types.js';
 import type { Lock } from './locks.js';
 import { DAV, escapeXml, propElement, propKey, splitKey } from './xml.js';
@@ -57,7 +57,7 @@ function liveValue(key: string, r: Resource): string | undefined {
     case propKey(DAV, 'creationdate'):
       return rfc3339(obj.created ?? obj.modified);
     case propKey(DAV, 'getcontenttype'):
-      return obj.isDir ? undefined : escapeXml(mime.lookup(path.posix.extname(obj.name)) || 'application/octet-stream');
+      return obj.isDir ? undefined : escapeXml(mimeTypes().lookup(path.posix.extname(obj.name)) || 'application/octet-stream');
     case propKey(DAV, 'getetag'):
       // Hex digits in quotes: nothing to escape, and clients compare it with the ETag header.
       return obj.isDir ? undefined : davEtag(obj);

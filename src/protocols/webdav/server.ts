@@ -4,12 +4,12 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { can, isAdmin, PERM } from '../../auth/permissions.js';
 import type { Core } from '../../core.js';
 import type { Obj } from '../../drivers/types.js';
-import { AppError } from '../../errors.js';
-import { SYSTEM_FILES } from '../../server/routes/fs-upload.js';
+import { isKind } from '../../errors.js';
 import { proxy } from '../../server/routes/raw.js';
 import { sendFile } from '../../server/send-file.js';
 import { encodePath } from '../../server/urls.js';
-import { cleanPath, joinBasePath } from '../../util/paths.js';
+import { cleanPath } from '../../util/paths.js';
+import type { View } from '../../view/view.js';
 import { authenticate, type Caller } from './auth.js';
 import { DavError, toDavError } from './errors.js';
 import { evaluateIf, type IfList, parseIfHeader, submittedTokens } from './if-header.js';
@@ -25,8 +25,6 @@ const CUSTOM = ['MKCOL', 'COPY', 'MOVE', 'LOCK', 'UNLOCK', 'PROPFIND', 'PROPPATC
  * original): a lock only serves a writer, and a read-only user's lock would block the writers.
  */
 const MANAGE = new Set(['PUT', 'DELETE', 'PROPPATCH', 'MKCOL', 'COPY', 'MOVE', 'LOCK', 'UNLOCK']);
-/** Names the `ignore_system_files` setting refuses, as on the upload API. */
-const isSystemFile = (name: string) => SYSTEM_FILES.has(name) || name.startsWith('._');
 const MAX_XML_BODY = 1024 * 1024;
 /** Entries one `Depth: infinity` PROPFIND may describe before the server refuses it. */
 const MAX_INFINITE_ENTRIES = 100_000;
@@ -39,8 +37,8 @@ interface DavState {
 }
 
 /**
- * WebDAV at `/dav` (wire-api.md §15.1): a thin adapter over `fs/` with the same users, permission
- * bits and path rules as the HTTP API, in-memory locks and dead properties.
+ * WebDAV at `/dav` (wire-api.md §15.1): a thin adapter over the user's view (view/), so the same
+ * permission bits and path rules as every other front hold; in-memory locks and dead properties.
  */
 export function webdavRoutes(app: FastifyInstance, core: Core): void {
   const state: DavState = { locks: new LockManager(), dead: new DeadProps(), renderers: new PropfindRenderers() };
@@ -110,11 +108,10 @@ async function handle(core: Core, state: DavState, req: FastifyRequest, reply: F
     if (user.disabled || !can(user, PERM.WEBDAV_READ)) throw new DavError(403, 'Forbidden');
     if (MANAGE.has(method) && !can(user, PERM.WEBDAV_MANAGE)) throw new DavError(403, 'Forbidden');
   }
-  const rel = davPath(req.url) ?? '/';
-  const target = joinBasePath(user.basePath, rel);
-  // As on the HTTP API: changing a hidden entry is refused whether it exists or not.
-  if (MANAGE.has(method) && core.access.isHidden(user, target)) throw new DavError(403, 'permission denied');
-  const ctx = new DavRequest(core, state, req, reply, caller, target);
+  const view = core.views.for(user, { front: 'webdav', password: caller.password });
+  const target = view.virtual(davPath(req.url) ?? '/');
+  if (MANAGE.has(method)) view.requireChangeable(target);
+  const ctx = new DavRequest(core, view, state, req, reply, caller, target);
   switch (method) {
     case 'OPTIONS':
       return ctx.options();
@@ -153,6 +150,7 @@ class DavRequest {
 
   constructor(
     private readonly core: Core,
+    private readonly view: View,
     state: DavState,
     private readonly req: FastifyRequest,
     private readonly reply: FastifyReply,
@@ -176,20 +174,9 @@ class DavRequest {
     return isDir && !encoded.endsWith('/') ? `${encoded}/` : encoded;
   }
 
-  /** The object at a path, or undefined; hidden and password-protected paths are not found / forbidden as on the API. */
-  private async stat(p: string): Promise<Obj | undefined> {
-    try {
-      this.core.access.check(this.user, p, this.caller.password);
-    } catch (err) {
-      if (this.core.access.isHidden(this.user, p)) return undefined;
-      throw new DavError(403, (err as Error).message);
-    }
-    try {
-      return (await this.core.fs.get(p)).obj;
-    } catch (err) {
-      if (err instanceof AppError && /not found/i.test(err.message)) return undefined;
-      throw err;
-    }
+  /** The object at a path, or undefined when there is none or it is hidden; a missing folder password is 403. */
+  private stat(p: string): Promise<Obj | undefined> {
+    return this.view.find(p);
   }
 
   private async mustStat(p: string): Promise<Obj> {
@@ -232,7 +219,7 @@ class DavRequest {
       return undefined;
     }
     const rel = davPath(u.pathname);
-    return rel === undefined ? undefined : joinBasePath(this.user.basePath, rel);
+    return rel === undefined ? undefined : this.view.virtual(rel);
   }
 
   /** True when a Destination's host is this server as the client (or a reverse proxy) named it. */
@@ -269,7 +256,7 @@ class DavRequest {
       if (head) return this.reply.code(200).header('Content-Type', 'httpd/unix-directory').send();
       throw new DavError(405, 'Method Not Allowed');
     }
-    const { storage } = this.core.fs.resolveStorage(this.target);
+    const storage = this.view.storageOf(this.target);
     if (head) {
       // HEAD answers from the object's metadata, without asking the driver for a link.
       return sendFile(this.req, this.reply, {
@@ -288,7 +275,7 @@ class DavRequest {
         return this.reply.redirect(`${downProxy.replace(/\/+$/, '')}${encodePath(this.target)}?sign=${this.core.signer.sign(this.target)}`, 302);
       }
     }
-    const { link } = await this.core.fs.link(this.target, { ip: this.req.ip, header: this.req.headers });
+    const { link } = await this.view.link(this.target, { ip: this.req.ip, header: this.req.headers });
     if (policy === '302_redirect' && link.url) return this.reply.redirect(link.url, 302);
     return proxy(this.core, this.req, this.reply, link, obj.name, obj.hash, storage, davEtag(obj));
   }
@@ -299,18 +286,16 @@ class DavRequest {
     const parent = await this.stat(this.parent(this.target));
     if (!parent?.isDir) throw new DavError(409, 'the parent collection does not exist');
     await this.checkLocks([{ p: this.target, deep: false }]);
-    this.core.access.requireWrite(this.user, this.parent(this.target), this.target);
-    const name = path.posix.basename(this.target);
-    if (this.core.settings.getBool('ignore_system_files') && isSystemFile(name)) throw new DavError(403, 'system file upload ignored');
+    const name = this.view.checkPut(this.target);
     const h = this.req.headers;
     const declared = h['x-expected-entity-length'] ?? h['content-length'] ?? h['x-file-size'];
     const size = declared === undefined || h['transfer-encoding'] ? Number(h['x-expected-entity-length'] ?? h['x-file-size'] ?? -1) : Number(declared);
     if (!Number.isSafeInteger(size) || size < -1) throw new DavError(400, 'bad Content-Length');
     const mtime = Number(h['x-oc-mtime']);
-    await this.core.writer.put(
+    await this.view.put(
       this.target,
       { name, size, stream: this.req.raw as Readable, modified: Number.isFinite(mtime) && mtime > 0 ? new Date(mtime * 1000) : undefined, mimetype: h['content-type'] },
-      { overwrite: true, creator: this.user },
+      true,
     );
     const obj = await this.stat(this.target);
     if (obj) this.reply.header('ETag', davEtag(obj));
@@ -320,12 +305,10 @@ class DavRequest {
   }
 
   async delete() {
-    if (this.target === cleanPath(this.user.basePath)) throw new DavError(403, 'the root can not be deleted');
+    if (this.target === this.view.root) throw new DavError(403, 'the root can not be deleted');
     await this.mustStat(this.target);
     await this.checkLocks([{ p: this.target, deep: true }]);
-    const dir = this.parent(this.target);
-    this.core.access.requireChange(this.user, PERM.REMOVE, this.target);
-    await this.core.writer.remove(dir, [path.posix.basename(this.target)]);
+    await this.view.removePath(this.target);
     this.locks.forget(this.target);
     this.dead.remove(this.target);
     return this.reply.code(204).send();
@@ -338,8 +321,13 @@ class DavRequest {
     const parent = await this.stat(this.parent(this.target));
     if (!parent?.isDir) throw new DavError(409, 'the parent collection does not exist');
     await this.checkLocks([{ p: this.target, deep: false }]);
-    this.core.access.requireWrite(this.user, this.parent(this.target), this.target);
-    await this.core.writer.mkdir(this.target);
+    try {
+      await this.view.mkdir(this.target);
+    } catch (err) {
+      // A name taken by something the caller can't see (e.g. a link out of the storage): as MKCOL on an existing resource.
+      if (isKind(err, 'Exists')) throw new DavError(405, (err as Error).message);
+      throw err;
+    }
     return this.reply.code(201).send();
   }
 
@@ -355,36 +343,25 @@ class DavRequest {
     if (/^[a-z][a-z0-9+.-]*:/i.test(destHeader) && !this.servesHost(destUrl.host)) throw new DavError(502, 'the destination is on another server');
     const destRel = davPath(destUrl.pathname);
     if (destRel === undefined) throw new DavError(502, 'the destination is outside /dav');
-    const dest = joinBasePath(this.user.basePath, destRel);
+    const dest = this.view.virtual(destRel);
     const overwrite = String(this.req.headers.overwrite ?? 'T').toUpperCase() !== 'F';
     const depthHeader = String(this.req.headers.depth ?? 'infinity').toLowerCase();
     if (move && depthHeader !== 'infinity') throw new DavError(400, 'MOVE needs Depth: infinity');
     if (!['0', 'infinity'].includes(depthHeader)) throw new DavError(400, 'Depth must be 0 or infinity');
-    const obj = await this.mustStat(this.target);
+    await this.mustStat(this.target);
     if (dest === this.target) throw new DavError(403, 'source and destination are the same');
     const destParent = await this.stat(this.parent(dest));
     if (!destParent?.isDir) throw new DavError(409, 'the destination collection does not exist');
     const existing = await this.stat(dest);
     if (existing && !overwrite) throw new DavError(412, 'the destination exists');
     await this.checkLocks([...(move ? [{ p: this.target, deep: true }] : []), { p: dest, deep: true }]);
-    const bit = move ? (this.parent(dest) === this.parent(this.target) ? PERM.RENAME : PERM.MOVE) : PERM.COPY;
-    // As /api/fs/move|copy|rename: the operation's bit and neither end hidden (no write bit needed).
-    this.core.access.requireChange(this.user, bit, this.target, dest);
-
-    const src = this.core.fs.resolveStorage(this.target).storage;
-    const dst = this.core.fs.resolveStorage(this.parent(dest)).storage;
-    const sameName = path.posix.basename(dest) === obj.name;
-    if (!move && obj.isDir && src !== dst && sameName && depthHeader === 'infinity') {
-      // A folder across storages is copied by a task, as the original does.
-      if (existing) await this.core.writer.remove(this.parent(dest), [path.posix.basename(dest)]);
-      await this.core.writer.copy(this.parent(this.target), this.parent(dest), [obj.name], { overwrite: true, creator: this.user });
-    } else if (move) {
-      await this.core.writer.moveTo(this.target, dest, overwrite);
+    if (move) {
+      await this.view.moveTo(this.target, dest, overwrite);
       this.locks.forget(this.target);
       this.locks.forget(dest);
       this.dead.copy(this.target, dest, true);
     } else {
-      await this.core.writer.copyTo(this.target, dest, overwrite, depthHeader === '0');
+      await this.view.copyTo(this.target, dest, overwrite, depthHeader === '0');
       this.dead.copy(this.target, dest, false);
     }
     return this.reply.code(existing ? 204 : 201).send();
@@ -427,8 +404,7 @@ class DavRequest {
     if (!existing) {
       // Locking an unmapped URL creates an empty resource (RFC 4918 §7.3).
       try {
-        this.core.access.requireWrite(this.user, this.parent(this.target), this.target);
-        await this.core.writer.put(this.target, { name: path.posix.basename(this.target), size: 0, stream: Readable.from([]) }, { overwrite: false, creator: this.user });
+        await this.view.put(this.target, { name: path.posix.basename(this.target), size: 0, stream: Readable.from([]) }, false);
       } catch (err) {
         this.locks.unlock(this.target, lock.token);
         throw err;
@@ -467,9 +443,9 @@ class DavRequest {
     describe(this.target, root.name === 'root' && this.target === '/' ? { ...root, name: '' } : root, this.href(this.target, root.isDir));
     if (root.isDir && depthHeader !== '0') {
       const walk = async (dir: string, deep: boolean) => {
-        const listed = await this.core.fs.list(dir);
+        const { objs } = await this.view.list(dir);
         const dirHref = this.href(dir, true);
-        for (const obj of this.core.access.visible(this.user, dir, listed.objs)) {
+        for (const obj of objs) {
           if (out.length >= MAX_INFINITE_ENTRIES) {
             throw new DavError(403, 'too many entries for Depth: infinity', {}, 'propfind-finite-depth');
           }
@@ -479,14 +455,7 @@ class DavRequest {
           }
           const p = dir === '/' ? `/${obj.name}` : `${dir}/${obj.name}`;
           describe(p, obj, `${dirHref}${encodeURIComponent(obj.name)}${obj.isDir ? '/' : ''}`);
-          if (deep && obj.isDir && !this.core.access.isHidden(this.user, p)) {
-            try {
-              this.core.access.check(this.user, p, this.caller.password);
-            } catch {
-              continue;
-            }
-            await walk(p, true);
-          }
+          if (deep && obj.isDir && this.view.mayRead(p)) await walk(p, true);
         }
       };
       await walk(this.target, depthHeader === 'infinity');
@@ -501,7 +470,7 @@ class DavRequest {
     const obj = await this.mustStat(this.target);
     await this.checkLocks([{ p: this.target, deep: false }]);
     // Dead properties are metadata of the file: who may upload it may set them.
-    this.core.access.requireWrite(this.user, this.parent(this.target), this.target);
+    this.view.requireCreate(this.target);
     const props = new Map(this.dead.of(this.target));
     const results: Array<{ key: string; xml: string; status: number }> = [];
     for (const op of update.children) {

@@ -1,4 +1,5 @@
-import { XMLParser, XMLValidator } from 'fast-xml-parser';
+import type * as Fxp from 'fast-xml-parser';
+import { lazyRequire } from '../../util/lazy-require.js';
 
 export const DAV = 'DAV:';
 
@@ -14,7 +15,11 @@ export interface XmlElement {
 
 export class XmlError extends Error {}
 
-const parser = new XMLParser({
+/** Loaded by the first WebDAV request with a body (most servers never get one). */
+const loadFxp = lazyRequire<typeof Fxp>('fast-xml-parser');
+let parser: Fxp.XMLParser | undefined;
+
+const newParser = () => new (loadFxp().XMLParser)({
   preserveOrder: true,
   ignoreAttributes: false,
   attributeNamePrefix: '',
@@ -63,9 +68,9 @@ function convert(node: RawNode, scope: Map<string, string>): XmlElement | undefi
 export function parseXml(body: string): XmlElement | undefined {
   if (body.trim() === '') return undefined;
   if (/<!DOCTYPE/i.test(body)) throw new XmlError('document type declarations are not accepted');
-  const valid = XMLValidator.validate(body);
+  const valid = loadFxp().XMLValidator.validate(body);
   if (valid !== true) throw new XmlError(`malformed XML: ${valid.err.msg}`);
-  const nodes = parser.parse(body) as RawNode[];
+  const nodes = (parser ??= newParser()).parse(body) as RawNode[];
   for (const n of nodes) {
     const el = convert(n, new Map([['xml', 'http://www.w3.org/XML/1998/namespace']]));
     if (el) return el;

@@ -3,6 +3,7 @@ import { z } from 'zod';
 import type { Core } from '../../core.js';
 import { NotFound } from '../../errors.js';
 import { apiRoute } from '../route.js';
+import { metaShape, pageShape } from '../shapes.js';
 import { boolish, int, pageOf, pageQuery } from '../validation.js';
 
 const metaBody = z.object({
@@ -25,6 +26,7 @@ export function adminMetaRoutes(app: FastifyInstance, core: Core): void {
   apiRoute(app, core, {
     method: 'GET',
     url: '/api/admin/meta/list',
+    output: pageShape(metaShape),
     auth: 'admin',
     input: pageQuery,
     from: 'query',
@@ -38,6 +40,7 @@ export function adminMetaRoutes(app: FastifyInstance, core: Core): void {
   apiRoute(app, core, {
     method: 'GET',
     url: '/api/admin/meta/get',
+    output: metaShape,
     auth: 'admin',
     input: z.object({ id: int() }),
     from: 'query',
@@ -51,6 +54,7 @@ export function adminMetaRoutes(app: FastifyInstance, core: Core): void {
   apiRoute(app, core, {
     method: 'POST',
     url: '/api/admin/meta/create',
+    output: z.null(),
     auth: 'admin',
     input: metaBody,
     handler: async ({ input }) => {
@@ -62,6 +66,7 @@ export function adminMetaRoutes(app: FastifyInstance, core: Core): void {
   apiRoute(app, core, {
     method: 'POST',
     url: '/api/admin/meta/update',
+    output: z.null(),
     auth: 'admin',
     input: metaBody.extend({ id: int() }),
     handler: async ({ input }) => {
@@ -73,6 +78,7 @@ export function adminMetaRoutes(app: FastifyInstance, core: Core): void {
   apiRoute(app, core, {
     method: 'POST',
     url: '/api/admin/meta/delete',
+    output: z.null(),
     auth: 'admin',
     input: z.object({ id: int() }),
     from: 'query',

@@ -2,8 +2,9 @@ import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import type { Core } from '../../core.js';
 import { NotFound } from '../../errors.js';
-import { builtinSettings, type SettingItem } from '../../settings/defaults.js';
+import type { SettingItem } from '../../settings/defaults.js';
 import { apiRoute } from '../route.js';
+import { settingShape } from '../shapes.js';
 
 const numberList = (v: string | undefined) =>
   (v ?? '')
@@ -25,6 +26,7 @@ export function adminSettingRoutes(app: FastifyInstance, core: Core): void {
   apiRoute(app, core, {
     method: 'GET',
     url: '/api/admin/setting/list',
+    output: z.array(settingShape),
     auth: 'admin',
     input: groupQuery,
     from: 'query',
@@ -34,6 +36,7 @@ export function adminSettingRoutes(app: FastifyInstance, core: Core): void {
   apiRoute(app, core, {
     method: 'GET',
     url: '/api/admin/setting/get',
+    output: z.union([settingShape, z.array(settingShape)]),
     auth: 'admin',
     input: z.object({ key: z.string().optional(), keys: z.string().optional() }),
     from: 'query',
@@ -51,6 +54,7 @@ export function adminSettingRoutes(app: FastifyInstance, core: Core): void {
   apiRoute(app, core, {
     method: 'POST',
     url: '/api/admin/setting/save',
+    output: z.null(),
     auth: 'admin',
     input: z.array(
       z.object({
@@ -68,6 +72,7 @@ export function adminSettingRoutes(app: FastifyInstance, core: Core): void {
   apiRoute(app, core, {
     method: 'POST',
     url: '/api/admin/setting/delete',
+    output: z.object({}),
     auth: 'admin',
     input: z.object({ key: z.string({ error: 'key is required' }) }),
     from: 'query',
@@ -80,6 +85,7 @@ export function adminSettingRoutes(app: FastifyInstance, core: Core): void {
   apiRoute(app, core, {
     method: 'POST',
     url: '/api/admin/setting/reset_token',
+    output: z.string(),
     auth: 'admin',
     handler: () => core.settings.resetToken(),
   });
@@ -87,12 +93,14 @@ export function adminSettingRoutes(app: FastifyInstance, core: Core): void {
   apiRoute(app, core, {
     method: ['GET', 'POST'],
     url: '/api/admin/setting/default',
+    output: z.array(settingShape),
     auth: 'admin',
     input: groupQuery,
     from: 'query',
     handler: ({ input }) =>
       byGroups(
-        builtinSettings()
+        core.settings
+          .builtin()
           .filter((d) => d.key !== 'token')
           .map((d, index) => ({ key: d.key, value: d.value, help: d.help ?? '', type: d.type, options: d.options ?? '', group: d.group, flag: d.flag, index })),
         input,

@@ -6,12 +6,14 @@ import { driverFactory, driverNames } from '../../drivers/registry.js';
 import { driverInfo } from '../../drivers/form.js';
 import { NotFound } from '../../errors.js';
 import { isoTime } from '../../fs/objects.js';
+import { mountDetailsOf } from '../mount-details.js';
 import { apiRoute } from '../route.js';
+import { driverInfoShape, pageShape, storageShape } from '../shapes.js';
 import { boolish, int, pageOf, pageQuery } from '../validation.js';
 
 const idQuery = z.object({ id: int() });
 
-const storageBody = z.object({
+export const storageBody = z.object({
   id: int().optional(),
   mount_path: z.string({ error: 'mount_path is required' }),
   order: int().default(0),
@@ -51,37 +53,49 @@ export function storageJson(core: Core, s: StorageRow) {
   return { ...s, status: core.storages.status(s), modified: isoTime(s.modified) };
 }
 
+/** storageJson plus OpenList's `mount_details` (disk usage) unless hide_storage_details_in_manage_page. */
+async function manageJson(core: Core, s: StorageRow) {
+  const json = storageJson(core, s);
+  if (core.settings.getBool('hide_storage_details_in_manage_page')) return json;
+  const mounted = core.storages.byId(s.id);
+  const details = mounted ? await mountDetailsOf(mounted) : undefined;
+  return details ? { ...json, mount_details: details } : json;
+}
+
 /** `/api/admin/storage/*` and `/api/admin/driver/*`. */
 export function adminStorageRoutes(app: FastifyInstance, core: Core): void {
   apiRoute(app, core, {
     method: 'GET',
     url: '/api/admin/storage/list',
+    output: pageShape(storageShape),
     auth: 'admin',
     input: pageQuery,
     from: 'query',
     handler: async ({ input }) => {
       const { page, perPage } = pageOf(input);
       const { storages, total } = await core.repos.storages.list(page, perPage);
-      return { content: storages.map((s) => storageJson(core, s)), total };
+      return { content: await Promise.all(storages.map((s) => manageJson(core, s))), total };
     },
   });
 
   apiRoute(app, core, {
     method: 'GET',
     url: '/api/admin/storage/get',
+    output: storageShape,
     auth: 'admin',
     input: idQuery,
     from: 'query',
     handler: async ({ input }) => {
       const s = await core.repos.storages.byId(input.id);
       if (!s) throw new NotFound('storage not found');
-      return storageJson(core, s);
+      return manageJson(core, s);
     },
   });
 
   apiRoute(app, core, {
     method: 'POST',
     url: '/api/admin/storage/create',
+    output: z.object({ id: z.number().int() }),
     auth: 'admin',
     input: storageBody,
     handler: async ({ input }) => core.storages.create(input),
@@ -90,6 +104,7 @@ export function adminStorageRoutes(app: FastifyInstance, core: Core): void {
   apiRoute(app, core, {
     method: 'POST',
     url: '/api/admin/storage/update',
+    output: z.null(),
     auth: 'admin',
     input: storageBody.extend({ id: int() }),
     handler: async ({ input }) => {
@@ -102,6 +117,7 @@ export function adminStorageRoutes(app: FastifyInstance, core: Core): void {
     apiRoute(app, core, {
       method: 'POST',
       url: `/api/admin/storage/${verb}`,
+    output: z.null(),
       auth: 'admin',
       input: idQuery,
       from: 'query',
@@ -115,6 +131,7 @@ export function adminStorageRoutes(app: FastifyInstance, core: Core): void {
   apiRoute(app, core, {
     method: 'POST',
     url: '/api/admin/storage/load_all',
+    output: z.null(),
     auth: 'admin',
     handler: () => {
       void core.storages.loadAll().catch((err) => core.log.error({ err }, 'reloading storages failed'));
@@ -125,6 +142,7 @@ export function adminStorageRoutes(app: FastifyInstance, core: Core): void {
   apiRoute(app, core, {
     method: 'GET',
     url: '/api/admin/driver/list',
+    output: z.record(z.string(), driverInfoShape),
     auth: 'admin',
     handler: () => Object.fromEntries(driverNames().map((n) => [n, driverInfo(driverFactory(n)!)])),
   });
@@ -132,6 +150,7 @@ export function adminStorageRoutes(app: FastifyInstance, core: Core): void {
   apiRoute(app, core, {
     method: 'GET',
     url: '/api/admin/driver/names',
+    output: z.array(z.string()),
     auth: 'admin',
     handler: () => driverNames(),
   });
@@ -139,6 +158,7 @@ export function adminStorageRoutes(app: FastifyInstance, core: Core): void {
   apiRoute(app, core, {
     method: 'GET',
     url: '/api/admin/driver/info',
+    output: driverInfoShape,
     auth: 'admin',
     input: z.object({ driver: z.string({ error: 'driver is required' }) }),
     from: 'query',

@@ -4,11 +4,12 @@ import { userJson } from '../../auth/accounts.js';
 import type { Core } from '../../core.js';
 import { NotFound } from '../../errors.js';
 import { apiRoute } from '../route.js';
+import { pageShape, userShape } from '../shapes.js';
 import { boolish, int, pageOf, pageQuery } from '../validation.js';
 
 const idQuery = z.object({ id: int() });
 
-const userBody = z.object({
+export const userBody = z.object({
   id: int().optional(),
   username: z.string({ error: 'username is required' }),
   password: z.string().optional(),
@@ -17,6 +18,7 @@ const userBody = z.object({
   disabled: boolish().optional(),
   permission: int().optional(),
   sso_id: z.string().optional(),
+  allow_ldap: boolish().optional(),
 });
 
 /** `/api/admin/user/*` (admin only). By-id verbs take `?id=` in the query, as the original. */
@@ -24,6 +26,7 @@ export function adminUserRoutes(app: FastifyInstance, core: Core): void {
   apiRoute(app, core, {
     method: 'GET',
     url: '/api/admin/user/list',
+    output: pageShape(userShape),
     auth: 'admin',
     input: pageQuery,
     from: 'query',
@@ -37,6 +40,7 @@ export function adminUserRoutes(app: FastifyInstance, core: Core): void {
   apiRoute(app, core, {
     method: 'GET',
     url: '/api/admin/user/get',
+    output: userShape,
     auth: 'admin',
     input: idQuery,
     from: 'query',
@@ -46,6 +50,7 @@ export function adminUserRoutes(app: FastifyInstance, core: Core): void {
   apiRoute(app, core, {
     method: 'POST',
     url: '/api/admin/user/create',
+    output: z.null(),
     auth: 'admin',
     input: userBody,
     handler: async ({ input }) => {
@@ -57,6 +62,7 @@ export function adminUserRoutes(app: FastifyInstance, core: Core): void {
   apiRoute(app, core, {
     method: 'POST',
     url: '/api/admin/user/update',
+    output: z.null(),
     auth: 'admin',
     input: userBody.extend({ id: int() }),
     handler: async ({ input }) => {
@@ -72,6 +78,7 @@ export function adminUserRoutes(app: FastifyInstance, core: Core): void {
     apiRoute(app, core, {
       method: 'POST',
       url: `/api/admin/user/${verb}`,
+    output: z.null(),
       auth: 'admin',
       input: idQuery,
       from: 'query',
@@ -87,6 +94,7 @@ export function adminUserRoutes(app: FastifyInstance, core: Core): void {
   apiRoute(app, core, {
     method: 'POST',
     url: '/api/admin/user/del_cache',
+    output: z.null(),
     auth: 'admin',
     input: z.object({ username: z.string().min(1, 'username is required') }),
     from: 'query',

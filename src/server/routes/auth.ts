@@ -8,6 +8,7 @@ import { newTotpSecret } from '../../auth/totp.js';
 import type { Core } from '../../core.js';
 import { BadRequest, Forbidden } from '../../errors.js';
 import { ANY, apiRoute } from '../route.js';
+import { userShape } from '../shapes.js';
 
 const loginBody = z.object({
   username: z.string().min(1, 'username is required'),
@@ -26,6 +27,7 @@ export function authRoutes(app: FastifyInstance, core: Core): void {
   apiRoute(app, core, {
     method: 'POST',
     url: '/api/auth/login',
+    output: z.object({ token: z.string() }),
     auth: 'none',
     input: loginBody,
     handler: async ({ input, req }) => {
@@ -42,6 +44,7 @@ export function authRoutes(app: FastifyInstance, core: Core): void {
   apiRoute(app, core, {
     method: 'POST',
     url: '/api/auth/login/hash',
+    output: z.object({ token: z.string() }),
     auth: 'none',
     input: loginBody,
     handler: async ({ input, req }) => {
@@ -52,8 +55,21 @@ export function authRoutes(app: FastifyInstance, core: Core): void {
   });
 
   apiRoute(app, core, {
+    method: 'POST',
+    url: '/api/auth/login/ldap',
+    output: z.object({ token: z.string() }),
+    auth: 'none',
+    input: loginBody,
+    handler: async ({ input, req }) => {
+      const token = await core.accounts.loginLdap({ ...client(req), username: input.username, password: input.password, otpCode: input.otp_code });
+      return { token };
+    },
+  });
+
+  apiRoute(app, core, {
     method: ANY,
     url: '/api/auth/logout',
+    output: z.null(),
     auth: 'user',
     handler: async ({ principal }) => {
       await core.accounts.logout(principal);
@@ -64,6 +80,7 @@ export function authRoutes(app: FastifyInstance, core: Core): void {
   apiRoute(app, core, {
     method: 'POST',
     url: '/api/auth/2fa/generate',
+    output: z.object({ qr: z.string(), secret: z.string() }),
     auth: 'user',
     handler: async ({ principal }) => {
       if (isGuest(principal.user)) throw new Forbidden('Guest user can not generate 2FA code');
@@ -76,10 +93,11 @@ export function authRoutes(app: FastifyInstance, core: Core): void {
   apiRoute(app, core, {
     method: 'POST',
     url: '/api/auth/2fa/verify',
+    output: z.null(),
     auth: 'user',
-    input: z.object({ code: z.string().min(1, 'code is required'), secret: z.string().min(1, 'secret is required') }),
+    input: z.object({ code: z.string().min(1, 'code is required'), secret: z.string().min(1, 'secret is required'), current_code: z.string().default('') }),
     handler: async ({ input, principal, req }) => {
-      await core.accounts.enable2fa(principal.user, input.secret, input.code, req.ip);
+      await core.accounts.enable2fa(principal.user, input.secret, input.code, req.ip, input.current_code);
       return null;
     },
   });
@@ -87,6 +105,7 @@ export function authRoutes(app: FastifyInstance, core: Core): void {
   apiRoute(app, core, {
     method: 'GET',
     url: '/api/me',
+    output: userShape,
     auth: 'user',
     handler: ({ principal }) => userJson(principal.user, true),
   });
@@ -94,6 +113,7 @@ export function authRoutes(app: FastifyInstance, core: Core): void {
   apiRoute(app, core, {
     method: 'POST',
     url: '/api/me/update',
+    output: z.null(),
     auth: 'user',
     input: z.object({ username: z.string().optional(), password: z.string().optional(), sso_id: z.string().optional() }),
     handler: async ({ input, principal }) => {

@@ -1,31 +1,22 @@
 import path from 'node:path';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { z } from 'zod';
-import { isAdmin } from '../../auth/permissions.js';
-import type { User } from '../../db/users.js';
 import type { Core } from '../../core.js';
 import { mustProxy } from '../../drivers/form.js';
 import type { Obj } from '../../drivers/types.js';
-import { Forbidden } from '../../errors.js';
 import { isoTime } from '../../fs/objects.js';
 import type { Mounted } from '../../fs/storages.js';
-import { joinBasePath } from '../../util/paths.js';
+import type { View } from '../../view/view.js';
 import { ListingRenderer } from '../listing-render.js';
-import { objJson, objText } from '../obj-json.js';
-import { ANY, apiRoute, RawJson } from '../route.js';
+import { mountDetailsAt, withMountDetails } from '../mount-details.js';
+import { childPath, objJson, objText } from '../obj-json.js';
+import { ANY, apiRoute, authenticate, RawJson } from '../route.js';
+import { isSharePath, shareGet, shareList } from './share-visit.js';
+import { objShape } from '../shapes.js';
 import { apiUrl, encodePath } from '../urls.js';
 import { boolish, int } from '../validation.js';
 
 const pathField = z.string().default('/');
-
-/**
- * Which files of folder `dir` carry a sign: all with `sign_all` or the storage's enable_sign,
- * else those under a password or hiding rule (their raw links demand one).
- */
-export function signTest(core: Core, dir: string, storage: Mounted | undefined): (name: string) => boolean {
-  if (core.settings.getBool('sign_all') || storage?.row.enable_sign) return () => true;
-  return core.access.signRule(dir);
-}
 
 /** `/api/fs/list|get|dirs|other`: the reading API. */
 export function fsReadRoutes(app: FastifyInstance, core: Core): void {
@@ -33,26 +24,39 @@ export function fsReadRoutes(app: FastifyInstance, core: Core): void {
   apiRoute(app, core, {
     method: ANY,
     url: '/api/fs/list',
-    auth: 'user',
+    output: z.object({ content: z.array(objShape).nullable(), total: z.number().int(), readme: z.string(), header: z.string(), write: z.boolean(), provider: z.string(), write_content_bypass: z.boolean() }),
+    // A share visitor (`/@s/…`) needs no account; every other path authenticates below.
+    auth: 'none',
     from: 'any',
     input: z.object({ path: pathField, password: z.string().default(''), page: int().optional(), per_page: int().optional(), refresh: boolish().optional() }),
-    handler: async ({ input, principal }) => {
-      const user = principal.user;
-      const reqPath = joinBasePath(user.basePath, input.path);
-      core.access.check(user, reqPath, input.password);
-      const write = core.access.canWrite(user, reqPath);
-      if (input.refresh && !write) throw new Forbidden('Refresh without permission');
-      const listed = await core.fs.list(reqPath, { refresh: input.refresh ?? false });
-      const storage = listed.storage;
-      const objs = core.access.visible(user, reqPath, listed.objs);
+    handler: async ({ input, req }) => {
+      if (isSharePath(input.path)) return shareList(core, req, input);
+      const principal = (await authenticate(core, req, 'user'))!;
+      const view = core.views.for(principal.user, { front: 'api', password: input.password });
+      const reqPath = view.virtual(input.path);
+      const { objs, storage, write, readme, header } = await view.list(reqPath, { refresh: input.refresh ?? false });
       const total = objs.length;
       const page = input.page && input.page > 0 ? input.page : 1;
       const perPage = input.per_page && input.per_page > 0 ? input.per_page : 0;
       const start = perPage > 0 ? Math.min((page - 1) * perPage, total) : 0;
       const end = perPage > 0 ? Math.min(start + perPage, total) : total;
-      const signed = signTest(core, reqPath, storage);
-      const items = renderer.items(objs, reqPath, storage, start, end, (o) => objText(core, o, reqPath, signed));
-      const rest = { total, readme: core.access.readme(reqPath), header: core.access.header(reqPath), write, provider: storage?.factory.config.name ?? 'unknown' };
+      const signed = view.signTest(reqPath, storage);
+      let items = renderer.items(objs, reqPath, storage, start, end, (o) => objText(core, o, reqPath, signed));
+      if (!core.settings.getBool('hide_storage_details')) {
+        const shown = objs.slice(start, end);
+        const details = await Promise.all(shown.map((o) => (o.isDir ? mountDetailsAt(core, childPath(reqPath, o.name)) : undefined)));
+        items = items.map((text, i) => withMountDetails(text, details[i]));
+      }
+      const rest = {
+        total,
+        readme,
+        header,
+        write,
+        provider: storage?.factory.config.name ?? 'unknown',
+        write_content_bypass: view.rules.writeRuleApplies(reqPath),
+        // `direct_upload_tools` (omitempty in OpenList) stays out: no driver here takes uploads
+        // from the browser straight to its back end (OpenList's S3 and OneDrive do).
+      };
       const content = total === 0 ? 'null' : `[${items.join(',')}]`;
       return new RawJson(`{"content":${content},${JSON.stringify(rest).slice(1)}`);
     },
@@ -61,28 +65,32 @@ export function fsReadRoutes(app: FastifyInstance, core: Core): void {
   apiRoute(app, core, {
     method: ANY,
     url: '/api/fs/get',
-    auth: 'user',
+    output: objShape.extend({ raw_url: z.string(), readme: z.string(), header: z.string(), provider: z.string(), related: z.array(objShape).nullable() }),
+    auth: 'none',
     from: 'any',
     input: z.object({ path: pathField, password: z.string().default('') }),
-    handler: async ({ input, principal, req }) => {
-      const user = principal.user;
-      const reqPath = joinBasePath(user.basePath, input.path);
-      core.access.check(user, reqPath, input.password);
-      const { obj, storage } = await core.fs.get(reqPath);
+    handler: async ({ input, req }) => {
+      if (isSharePath(input.path)) return shareGet(core, req, input);
+      const principal = (await authenticate(core, req, 'user'))!;
+      const view = core.views.for(principal.user, { front: 'api', password: input.password });
+      const reqPath = view.virtual(input.path);
+      const { obj, storage } = await view.get(reqPath);
       const parent = path.posix.dirname(reqPath);
-      const signed = signTest(core, parent, storage);
+      const signed = view.signTest(parent, storage);
       const json = objJson(core, obj, parent, signed, true);
       let rawUrl = '';
       let related: ReturnType<typeof objJson>[] | null = null;
       if (!obj.isDir && storage) {
-        rawUrl = await rawUrlOf(core, req, reqPath, storage, signed(obj.name));
-        related = await relatedOf(core, user, parent, obj, signed);
+        rawUrl = await rawUrlOf(core, view, req, reqPath, storage, signed(obj.name));
+        related = await relatedOf(core, view, parent, obj, signed);
       }
+      const mountDetails = obj.isDir ? await mountDetailsAt(core, reqPath) : undefined;
       return {
         ...json,
+        ...(mountDetails ? { mount_details: mountDetails } : {}),
         raw_url: rawUrl,
-        readme: core.access.readme(reqPath),
-        header: core.access.header(reqPath),
+        readme: view.readme(reqPath),
+        header: view.header(reqPath),
         provider: storage?.factory.config.name ?? 'unknown',
         related,
       };
@@ -92,19 +100,14 @@ export function fsReadRoutes(app: FastifyInstance, core: Core): void {
   apiRoute(app, core, {
     method: ANY,
     url: '/api/fs/dirs',
+    output: z.array(z.object({ name: z.string(), modified: z.string() })).nullable(),
     auth: 'user',
     from: 'any',
     input: z.object({ path: pathField, password: z.string().default(''), force_root: boolish().optional() }),
     handler: async ({ input, principal }) => {
-      let reqPath: string;
-      if (input.force_root) {
-        if (!isAdmin(principal.user)) throw new Forbidden('Permission denied');
-        reqPath = joinBasePath('/', input.path);
-      } else {
-        reqPath = joinBasePath(principal.user.basePath, input.path);
-      }
-      core.access.check(principal.user, reqPath, input.password);
-      const objs = core.access.visible(principal.user, reqPath, (await core.fs.list(reqPath)).objs);
+      const view = core.views.for(principal.user, { front: 'api', password: input.password });
+      const reqPath = input.force_root ? view.virtualFromTop(input.path) : view.virtual(input.path);
+      const { objs } = await view.list(reqPath);
       const dirs = objs.filter((o) => o.isDir).map((o) => ({ name: core.names.apply(o.name), modified: isoTime(o.modified) }));
       return dirs.length === 0 ? null : dirs;
     },
@@ -113,19 +116,19 @@ export function fsReadRoutes(app: FastifyInstance, core: Core): void {
   apiRoute(app, core, {
     method: ANY,
     url: '/api/fs/other',
+    output: z.unknown().describe("what the driver answers"),
     auth: 'user',
     from: 'any',
     input: z.object({ path: pathField, method: z.string().min(1, 'method is required'), data: z.unknown().optional(), password: z.string().default('') }),
     handler: async ({ input, principal }) => {
-      const reqPath = joinBasePath(principal.user.basePath, input.path);
-      core.access.check(principal.user, reqPath, input.password);
-      return core.fs.other(reqPath, input.method, input.data);
+      const view = core.views.for(principal.user, { front: 'api', password: input.password });
+      return view.other(view.virtual(input.path), input.method, input.data);
     },
   });
 }
 
 /** `raw_url` of /api/fs/get (wire-api.md §6.4). */
-async function rawUrlOf(core: Core, req: FastifyRequest, reqPath: string, storage: Mounted, signed: boolean): Promise<string> {
+async function rawUrlOf(core: Core, view: View, req: FastifyRequest, reqPath: string, storage: Mounted, signed: boolean): Promise<string> {
   const base = apiUrl(req, core.config.site_url);
   const sign = core.signer.sign(reqPath);
   if (mustProxy(storage.factory.config) || storage.row.web_proxy) {
@@ -133,18 +136,18 @@ async function rawUrlOf(core: Core, req: FastifyRequest, reqPath: string, storag
     if (downProxy) return `${downProxy.replace(/\/+$/, '')}${encodePath(reqPath)}?sign=${sign}`;
     return `${base}/p${encodePath(reqPath)}${signed ? `?sign=${sign}` : ''}`;
   }
-  const { link } = await core.fs.link(reqPath, { ip: req.ip, header: req.headers });
+  const { link } = await view.link(reqPath, { ip: req.ip, header: req.headers });
   if (link.url) return link.url.startsWith('/') ? `${base}${link.url}` : link.url;
   return `${base}/d${encodePath(reqPath)}${signed ? `?sign=${sign}` : ''}`;
 }
 
 /** Files of the same folder whose names start with this file's name minus its extension. */
-async function relatedOf(core: Core, user: User, parent: string, obj: Obj, signed: (name: string) => boolean) {
+async function relatedOf(core: Core, view: View, parent: string, obj: Obj, signed: (name: string) => boolean) {
   const ext = path.posix.extname(obj.name);
   const stem = ext ? obj.name.slice(0, -ext.length) : obj.name;
   let siblings: Obj[];
   try {
-    siblings = core.access.visible(user, parent, (await core.fs.list(parent)).objs);
+    siblings = (await view.list(parent)).objs;
   } catch {
     return null;
   }

@@ -5,16 +5,17 @@ import path from 'node:path';
 import type { Readable } from 'node:stream';
 import multipart from '@fastify/multipart';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { z } from 'zod';
 import type { Core } from '../../core.js';
 import { writeUploadTo } from '../../drivers/write-file.js';
 import type { UploadStream } from '../../drivers/types.js';
-import { BadRequest, ServerError } from '../../errors.js';
+import { BadRequest } from '../../errors.js';
 import { STATE, taskJson } from '../../tasks/manager.js';
-import { joinBasePath } from '../../util/paths.js';
+import { throttled } from '../../net/speed-limit.js';
 import { ok } from '../envelope.js';
 import { authenticate } from '../route.js';
-
-export const SYSTEM_FILES = new Set(['.DS_Store', 'desktop.ini', 'Thumbs.db', '@eaDir']);
+import type { RouteDoc } from '../route-table.js';
+import { taskShape } from '../shapes.js';
 
 function header(req: FastifyRequest, name: string): string | undefined {
   const v = req.headers[name];
@@ -66,22 +67,26 @@ export async function fsUploadRoutes(app: FastifyInstance, core: Core): Promise<
     const handle = async (req: FastifyRequest, reply: FastifyReply, body: () => Promise<{ stream: Readable; size: number; mimetype?: string }>) => {
       const { user } = (await authenticate(core, req, 'user'))!;
       const h = uploadHeaders(req);
-      const target = joinBasePath(user.basePath, h.filePath);
-      core.access.requireWrite(user, path.posix.dirname(target), target, h.password);
-      const name = path.posix.basename(target);
-      if (core.settings.getBool('ignore_system_files') && (SYSTEM_FILES.has(name) || name.startsWith('._'))) {
+      const view = core.views.for(user, { front: 'api', password: h.password });
+      const target = view.virtual(h.filePath);
+      let name: string;
+      try {
+        name = view.checkPut(target);
+      } catch (err) {
         req.raw.resume();
-        throw new ServerError('system file upload ignored');
+        throw err;
       }
-      const { stream, size, mimetype } = await body();
+      const { stream: raw, size, mimetype } = await body();
+      // Bytes from the client pass the client upload limit (max_client_upload_speed).
+      const stream = throttled(raw, core.speed.clientUpload) as Readable;
       const up: UploadStream = { name, size, stream, modified: h.modified, mimetype, hashes: h.hashes };
       if (!h.asTask) {
-        await core.writer.put(target, up, { overwrite: h.overwrite, creator: user });
+        await view.put(target, up, h.overwrite);
         return reply.send(ok(null));
       }
       const spooled = await spool(core, up);
-      const task = await core.writer
-        .putAsTask(target, { name, temp: spooled.file, modified: h.modified?.getTime(), mimetype, hashes: h.hashes }, { overwrite: h.overwrite, creator: user })
+      const task = await view
+        .putAsTask(target, { name, temp: spooled.file, modified: h.modified?.getTime(), mimetype, hashes: h.hashes }, h.overwrite)
         .catch(async (err) => {
           await rm(spooled.file, { force: true });
           throw err;
@@ -93,7 +98,7 @@ export async function fsUploadRoutes(app: FastifyInstance, core: Core): Promise<
       return reply.send(ok({ task: taskJson(task) }));
     };
 
-    scope.put('/api/fs/put', (req, reply) =>
+    scope.put('/api/fs/put', { config: { doc: uploadDoc('binary') } }, (req, reply) =>
       handle(req, reply, async () => {
         const declared = header(req, 'content-length') ?? header(req, 'x-file-size');
         if (declared === undefined) throw new BadRequest('Content-Length is required');
@@ -103,15 +108,37 @@ export async function fsUploadRoutes(app: FastifyInstance, core: Core): Promise<
       }),
     );
 
-    scope.put('/api/fs/form', (req, reply) =>
+    scope.put('/api/fs/form', { config: { doc: uploadDoc('multipart') } }, (req, reply) =>
       handle(req, reply, async () => {
         if (!req.isMultipart()) throw new BadRequest('the body must be multipart/form-data with a part named file');
-        const part = await req.file();
+        // A multipart type without a usable boundary is the client's mistake, not a server fault.
+        const part = await req.file().catch((err: Error) => {
+          throw new BadRequest(`the multipart body can not be read: ${err.message}`);
+        });
         if (!part || part.fieldname !== 'file') throw new BadRequest('the multipart body has no part named file');
         return { stream: part.file, size: -1, mimetype: part.mimetype };
       }),
     );
   });
+}
+
+/** The OpenAPI description of the two upload routes (their bodies are streamed, not parsed). */
+function uploadDoc(body: 'binary' | 'multipart'): RouteDoc {
+  return {
+    auth: 'user',
+    summary: body === 'binary' ? 'upload a file: the request body is its bytes' : 'upload a file as the multipart part "file"',
+    body,
+    headers: {
+      'File-Path': 'URL-encoded path of the file to write (required)',
+      'As-Task': '"true" runs the upload as a task (the answer carries it)',
+      Overwrite: '"false" refuses to replace an existing file',
+      'Last-Modified': 'modification time in milliseconds since the epoch',
+      Password: 'the folder password, where one applies',
+      'X-File-Md5': 'expected MD5 (hex); likewise X-File-Sha1, X-File-Sha256',
+      ...(body === 'binary' ? { 'Content-Length': 'the size of the body (required; or X-File-Size)' } : {}),
+    },
+    output: z.union([z.null(), z.object({ task: taskShape })]),
+  };
 }
 
 /** Folder of temp_dir where As-Task uploads wait for their task. */

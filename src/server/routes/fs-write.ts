@@ -1,29 +1,32 @@
-import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
-import { PERM } from '../../auth/permissions.js';
 import type { Core } from '../../core.js';
 import { taskJson } from '../../tasks/manager.js';
-import { joinBasePath } from '../../util/paths.js';
 import { apiRoute } from '../route.js';
+import { taskShape } from '../shapes.js';
 import { boolish } from '../validation.js';
 
 const str = (field: string) => z.string({ error: `${field} is required` });
 const names = z.array(z.string(), { error: 'names is required' });
+const password = z.string().default('');
+/** Moves and copies between two protected folders: the destination's password, when it differs. */
+const dst_password = z.string().default('');
 
 /** `/api/fs/mkdir|rename|batch_rename|regex_rename|move|recursive_move|copy|remove|remove_empty_directory`. */
 export function fsWriteRoutes(app: FastifyInstance, core: Core): void {
-  const w = core.writer;
+  // Writes inside a folder with a password need that password, as reading does: an optional
+  // `password` field (clients of the original send none and act as without it).
+  const viewOf = (user: Parameters<Core['views']['for']>[0], password: string, dstPassword = '') => core.views.for(user, { front: 'api', password: [password, dstPassword] });
 
   apiRoute(app, core, {
     method: 'POST',
     url: '/api/fs/mkdir',
+    output: z.null(),
     auth: 'user',
-    input: z.object({ path: str('path') }),
+    input: z.object({ path: str('path'), password }),
     handler: async ({ input, principal }) => {
-      const p = joinBasePath(principal.user.basePath, input.path);
-      core.access.requireWrite(principal.user, path.posix.dirname(p), p);
-      await w.mkdir(p);
+      const view = viewOf(principal.user, input.password);
+      await view.mkdir(view.virtual(input.path));
       return null;
     },
   });
@@ -31,12 +34,12 @@ export function fsWriteRoutes(app: FastifyInstance, core: Core): void {
   apiRoute(app, core, {
     method: 'POST',
     url: '/api/fs/rename',
+    output: z.null(),
     auth: 'user',
-    input: z.object({ path: str('path'), name: str('name'), overwrite: boolish().optional() }),
+    input: z.object({ path: str('path'), name: str('name'), overwrite: boolish().optional(), password }),
     handler: async ({ input, principal }) => {
-      const p = joinBasePath(principal.user.basePath, input.path);
-      core.access.requireChange(principal.user, PERM.RENAME, p, path.posix.join(path.posix.dirname(p), input.name));
-      await w.rename(p, input.name, input.overwrite ?? false);
+      const view = viewOf(principal.user, input.password);
+      await view.rename(view.virtual(input.path), input.name, input.overwrite ?? false);
       return null;
     },
   });
@@ -44,12 +47,12 @@ export function fsWriteRoutes(app: FastifyInstance, core: Core): void {
   apiRoute(app, core, {
     method: 'POST',
     url: '/api/fs/batch_rename',
+    output: z.null(),
     auth: 'user',
-    input: z.object({ src_dir: str('src_dir'), rename_objects: z.array(z.object({ src_name: z.string().default(''), new_name: z.string().default('') })) }),
+    input: z.object({ src_dir: str('src_dir'), rename_objects: z.array(z.object({ src_name: z.string().default(''), new_name: z.string().default('') })), password }),
     handler: async ({ input, principal }) => {
-      const dir = joinBasePath(principal.user.basePath, input.src_dir);
-      core.access.requireChange(principal.user, PERM.RENAME, dir, ...input.rename_objects.flatMap((o) => [path.posix.join(dir, o.src_name), path.posix.join(dir, o.new_name)]));
-      await w.batchRename(dir, input.rename_objects);
+      const view = viewOf(principal.user, input.password);
+      await view.batchRename(view.virtual(input.src_dir), input.rename_objects);
       return null;
     },
   });
@@ -57,28 +60,27 @@ export function fsWriteRoutes(app: FastifyInstance, core: Core): void {
   apiRoute(app, core, {
     method: 'POST',
     url: '/api/fs/regex_rename',
+    output: z.null(),
     auth: 'user',
-    input: z.object({ src_dir: str('src_dir'), src_name_regex: str('src_name_regex').min(1, 'src_name_regex is required'), new_name_regex: str('new_name_regex') }),
+    input: z.object({ src_dir: str('src_dir'), src_name_regex: str('src_name_regex').min(1, 'src_name_regex is required'), new_name_regex: str('new_name_regex'), password }),
     handler: async ({ input, principal }) => {
-      const dir = joinBasePath(principal.user.basePath, input.src_dir);
-      core.access.requireChange(principal.user, PERM.RENAME, dir);
-      await w.regexRename(dir, input.src_name_regex, input.new_name_regex, (name) => !core.access.isHidden(principal.user, path.posix.join(dir, name)));
+      const view = viewOf(principal.user, input.password);
+      await view.regexRename(view.virtual(input.src_dir), input.src_name_regex, input.new_name_regex);
       return null;
     },
   });
 
-  const batchInput = z.object({ src_dir: str('src_dir'), dst_dir: str('dst_dir'), names, overwrite: boolish().optional() });
+  const batchInput = z.object({ src_dir: str('src_dir'), dst_dir: str('dst_dir'), names, overwrite: boolish().optional(), password, dst_password });
 
   apiRoute(app, core, {
     method: 'POST',
     url: '/api/fs/move',
+    output: z.object({ tasks: z.array(taskShape) }).nullable(),
     auth: 'user',
     input: batchInput,
     handler: async ({ input, principal }) => {
-      const src = joinBasePath(principal.user.basePath, input.src_dir);
-      const dst = joinBasePath(principal.user.basePath, input.dst_dir);
-      core.access.requireChange(principal.user, PERM.MOVE, src, dst, ...input.names.map((n) => path.posix.join(src, n)));
-      const tasks = await w.move(src, dst, input.names, { overwrite: input.overwrite, creator: principal.user });
+      const view = viewOf(principal.user, input.password, input.dst_password);
+      const tasks = await view.move(view.virtual(input.src_dir), view.virtual(input.dst_dir), input.names, input.overwrite ?? false);
       return tasks.length === 0 ? null : { tasks: tasks.map(taskJson) };
     },
   });
@@ -86,13 +88,12 @@ export function fsWriteRoutes(app: FastifyInstance, core: Core): void {
   apiRoute(app, core, {
     method: 'POST',
     url: '/api/fs/recursive_move',
+    output: z.object({ tasks: z.array(taskShape) }).nullable(),
     auth: 'user',
-    input: z.object({ src_dir: str('src_dir'), dst_dir: str('dst_dir') }),
+    input: z.object({ src_dir: str('src_dir'), dst_dir: str('dst_dir'), password, dst_password }),
     handler: async ({ input, principal, reply }) => {
-      const src = joinBasePath(principal.user.basePath, input.src_dir);
-      const dst = joinBasePath(principal.user.basePath, input.dst_dir);
-      core.access.requireChange(principal.user, PERM.MOVE, src, dst);
-      const { moved, tasks } = await w.recursiveMove(src, dst, principal.user);
+      const view = viewOf(principal.user, input.password, input.dst_password);
+      const { moved, tasks } = await view.recursiveMove(view.virtual(input.src_dir), view.virtual(input.dst_dir));
       return reply.send({ code: 200, message: `Successfully moved ${moved} file(s)`, data: tasks.length === 0 ? null : { tasks: tasks.map(taskJson) } });
     },
   });
@@ -100,13 +101,12 @@ export function fsWriteRoutes(app: FastifyInstance, core: Core): void {
   apiRoute(app, core, {
     method: 'POST',
     url: '/api/fs/copy',
+    output: z.object({ tasks: z.array(taskShape) }),
     auth: 'user',
     input: batchInput,
     handler: async ({ input, principal }) => {
-      const src = joinBasePath(principal.user.basePath, input.src_dir);
-      const dst = joinBasePath(principal.user.basePath, input.dst_dir);
-      core.access.requireChange(principal.user, PERM.COPY, src, dst, ...input.names.map((n) => path.posix.join(src, n)));
-      const tasks = await w.copy(src, dst, input.names, { overwrite: input.overwrite, creator: principal.user });
+      const view = viewOf(principal.user, input.password, input.dst_password);
+      const tasks = await view.copy(view.virtual(input.src_dir), view.virtual(input.dst_dir), input.names, input.overwrite ?? false);
       return { tasks: tasks.map(taskJson) };
     },
   });
@@ -114,12 +114,12 @@ export function fsWriteRoutes(app: FastifyInstance, core: Core): void {
   apiRoute(app, core, {
     method: 'POST',
     url: '/api/fs/remove',
+    output: z.null(),
     auth: 'user',
-    input: z.object({ dir: str('dir'), names }),
+    input: z.object({ dir: str('dir'), names, password }),
     handler: async ({ input, principal }) => {
-      const dir = joinBasePath(principal.user.basePath, input.dir);
-      core.access.requireChange(principal.user, PERM.REMOVE, dir, ...input.names.map((n) => path.posix.join(dir, n)));
-      await w.remove(dir, input.names);
+      const view = viewOf(principal.user, input.password);
+      await view.remove(view.virtual(input.dir), input.names);
       return null;
     },
   });
@@ -127,12 +127,12 @@ export function fsWriteRoutes(app: FastifyInstance, core: Core): void {
   apiRoute(app, core, {
     method: 'POST',
     url: '/api/fs/remove_empty_directory',
+    output: z.null(),
     auth: 'user',
-    input: z.object({ src_dir: str('src_dir') }),
+    input: z.object({ src_dir: str('src_dir'), password }),
     handler: async ({ input, principal }) => {
-      const dir = joinBasePath(principal.user.basePath, input.src_dir);
-      core.access.requireChange(principal.user, PERM.REMOVE, dir);
-      await w.removeEmptyDirs(dir);
+      const view = viewOf(principal.user, input.password);
+      await view.removeEmptyDirs(view.virtual(input.src_dir));
       return null;
     },
   });

@@ -1,12 +1,9 @@
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
-import { can, PERM } from '../../auth/permissions.js';
 import type { Core } from '../../core.js';
-import { Forbidden } from '../../errors.js';
-import { MSG_DENIED } from '../../auth/access.js';
 import { taskJson } from '../../tasks/manager.js';
-import { joinBasePath } from '../../util/paths.js';
 import { ANY, apiRoute } from '../route.js';
+import { taskShape } from '../shapes.js';
 
 const str = (field: string) => z.string({ error: `${field} is required` });
 const text = z.union([z.string(), z.number()]).transform(String);
@@ -16,18 +13,20 @@ export function offlineRoutes(app: FastifyInstance, core: Core): void {
   apiRoute(app, core, {
     method: 'POST',
     url: '/api/fs/add_offline_download',
+    output: z.object({ tasks: z.array(taskShape) }),
     auth: 'user',
     input: z.object({
       urls: z.array(z.string(), { error: 'urls is required' }),
       path: str('path'),
       tool: str('tool'),
       delete_policy: z.string().default(''),
+      password: z.string().default(''),
     }),
     handler: async ({ input, principal }) => {
       const user = principal.user;
-      if (!can(user, PERM.OFFLINE_DOWNLOAD)) throw new Forbidden(MSG_DENIED);
-      const dstDir = joinBasePath(user.basePath, input.path);
-      core.access.requireWrite(user, dstDir, dstDir);
+      const view = core.views.for(user, { front: 'api', password: input.password });
+      const dstDir = view.virtual(input.path);
+      view.requireOfflineTarget(dstDir);
       const tasks = await core.offline.add({ urls: input.urls, dstDir, tool: input.tool, deletePolicy: input.delete_policy, creator: user });
       return { tasks: tasks.map(taskJson) };
     },
@@ -36,6 +35,7 @@ export function offlineRoutes(app: FastifyInstance, core: Core): void {
   apiRoute(app, core, {
     method: ANY,
     url: '/api/public/offline_download_tools',
+    output: z.array(z.string()),
     auth: 'none',
     handler: () => core.offline.toolNames(),
   });
@@ -49,6 +49,7 @@ export function offlineRoutes(app: FastifyInstance, core: Core): void {
   apiRoute(app, core, {
     method: 'POST',
     url: '/api/admin/setting/set_aria2',
+    output: z.string().describe("the tool's version or status"),
     auth: 'admin',
     input: z.object({ uri: str('uri'), secret: z.string().default('') }),
     handler: ({ input }) => configure('aria2', { aria2_uri: input.uri, aria2_secret: input.secret }),
@@ -56,6 +57,7 @@ export function offlineRoutes(app: FastifyInstance, core: Core): void {
   apiRoute(app, core, {
     method: 'POST',
     url: '/api/admin/setting/set_qbit',
+    output: z.string(),
     auth: 'admin',
     input: z.object({ url: str('url'), seedtime: text.default('0') }),
     handler: async ({ input }) => {
@@ -66,6 +68,7 @@ export function offlineRoutes(app: FastifyInstance, core: Core): void {
   apiRoute(app, core, {
     method: 'POST',
     url: '/api/admin/setting/set_transmission',
+    output: z.string(),
     auth: 'admin',
     input: z.object({ uri: str('uri'), seedtime: text.default('0') }),
     handler: async ({ input }) => {

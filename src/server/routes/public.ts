@@ -1,3 +1,4 @@
+import { z } from 'zod';
 import type { FastifyInstance } from 'fastify';
 import type { Core } from '../../core.js';
 import { ANY, apiRoute } from '../route.js';
@@ -18,6 +19,7 @@ export function publicRoutes(app: FastifyInstance, core: Core): void {
   apiRoute(app, core, {
     method: ANY,
     url: '/api/public/settings',
+    output: z.record(z.string(), z.string()),
     auth: 'none',
     handler: () => core.settings.publicValues(),
   });

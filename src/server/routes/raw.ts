@@ -6,8 +6,11 @@ import { mustProxy } from '../../drivers/form.js';
 import type { Link } from '../../drivers/types.js';
 import { Forbidden, ServerError } from '../../errors.js';
 import type { Mounted } from '../../fs/storages.js';
-import { cleanPath } from '../../util/paths.js';
+import { RawView } from '../../view/raw.js';
+import { PrivacyMask } from '../envelope.js';
+import { sendRawError } from '../raw-error.js';
 import { sendFile } from '../send-file.js';
+import { throttled } from '../../net/speed-limit.js';
 import { encodePath } from '../urls.js';
 
 type RawQuery = { sign?: string; type?: string; d?: string };
@@ -25,18 +28,20 @@ const NOT_FORWARDED = new Set(['accept-encoding']);
 
 /**
  * `/d/*` (raw download: redirect to the driver's link, or proxy) and `/p/*` (always proxied).
- * Neither applies user rules: the path is the full virtual path and a `sign` is the only key,
- * required when `sign_all` is on or the storage has enable_sign (wire-api.md §8).
+ * Their principal is the holder of a sign (view/raw.ts): the path is the full virtual path and a
+ * `sign` is the only key, required when `sign_all` is on, the storage has enable_sign, or a rule
+ * protects the entry (wire-api.md §8).
  */
 export function rawRoutes(app: FastifyInstance, core: Core): void {
+  const raw = new RawView(core);
   const handle = (proxyOnly: boolean) => async (req: FastifyRequest, reply: FastifyReply) => {
-    const virtualPath = cleanPath((req.params as { "*": string })["*"]);
+    const virtualPath = raw.virtual((req.params as { "*": string })["*"]);
     const query = req.query as RawQuery;
     await core.storages.ready();
-    const { storage } = core.fs.resolveStorage(virtualPath);
-    if (core.settings.getBool('sign_all') || storage.row.enable_sign || core.access.needsSign(virtualPath)) {
-      core.signer.verify(virtualPath, query.sign ?? '');
-    }
+    // The sign first, as the original's middleware: a path with no storage behind it is
+    // reported (500) only to a caller holding a valid sign, or where none is needed.
+    raw.requireSign(virtualPath, core.storages.resolve(virtualPath)?.storage, query.sign ?? '');
+    const storage = raw.storageOf(virtualPath);
 
     const ext = extOf(virtualPath);
     const config = storage.factory.config;
@@ -53,7 +58,7 @@ export function rawRoutes(app: FastifyInstance, core: Core): void {
         return reply.redirect(`${downProxy.replace(/\/+$/, '')}${encodePath(virtualPath)}?sign=${core.signer.sign(virtualPath)}`, 302);
       }
     }
-    const { link, obj } = await core.fs.link(virtualPath, { type: query.type, ip: req.ip, header: req.headers });
+    const { link, obj } = await raw.link(virtualPath, { type: query.type, ip: req.ip, header: req.headers });
     const shouldProxy = proxyOnly || mustProxy(config) || storage.row.web_proxy || listSetting(core, 'proxy_types').includes(ext);
     if (!shouldProxy && link.url) {
       reply.header('Referrer-Policy', 'no-referrer');
@@ -63,8 +68,20 @@ export function rawRoutes(app: FastifyInstance, core: Core): void {
     return proxy(core, req, reply, link, obj.name, obj.hash, storage);
   };
 
+  const mask = new PrivacyMask(core.settings);
   for (const prefix of ['d', 'p'] as const) {
-    app.route({ method: ['GET', 'HEAD'], url: `/${prefix}/*`, handler: handle(prefix === 'p') });
+    const serve = handle(prefix === 'p');
+    app.route({
+      method: ['GET', 'HEAD'],
+      url: `/${prefix}/*`,
+      handler: async (req, reply) => {
+        try {
+          return await serve(req, reply);
+        } catch (err) {
+          return sendRawError(err, req, reply, mask);
+        }
+      },
+    });
   }
 }
 
@@ -80,7 +97,8 @@ export async function proxy(core: Core, req: FastifyRequest, reply: FastifyReply
       modified: file.modified,
       etag: etag ?? (strongest ? `"${strongest}"` : undefined),
       contentType: link.contentType,
-      open: (start, end) => file.open(start, end),
+      // Bytes read from the storage and sent to the client pass both limits.
+      open: async (start, end) => throttled(await file.open(start, end), core.speed.serverDownload, core.speed.clientDownload),
     });
   }
   if (!link.url) throw new ServerError(`storage ${storage.row.mount_path} gave no way to read ${name}`);
@@ -106,7 +124,7 @@ export async function proxy(core: Core, req: FastifyRequest, reply: FastifyReply
     return reply.raw.end();
   }
   try {
-    await pipeline(upstream, reply.raw);
+    await pipeline(throttled(upstream, core.speed.serverDownload, core.speed.clientDownload), reply.raw);
   } catch {
     reply.raw.destroy();
   }

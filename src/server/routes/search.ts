@@ -3,6 +3,7 @@ import { z } from 'zod';
 import type { Core } from '../../core.js';
 import { cleanPath } from '../../util/paths.js';
 import { ANY, apiRoute } from '../route.js';
+import { pageShape } from '../shapes.js';
 import { int } from '../validation.js';
 
 const searchBody = z.object({
@@ -29,15 +30,17 @@ export function searchRoutes(app: FastifyInstance, core: Core): void {
   apiRoute(app, core, {
     method: ANY,
     url: '/api/fs/search',
+    output: pageShape(z.object({ parent: z.string(), name: z.string(), is_dir: z.boolean(), size: z.number(), type: z.number().int() })),
     auth: 'user',
     from: 'any',
     input: searchBody,
-    handler: ({ input, principal }) => search.search(principal.user, input),
+    handler: ({ input, principal }) => search.search(core.views.for(principal.user, { front: 'api', password: input.password }), input),
   });
 
   apiRoute(app, core, {
     method: 'POST',
     url: '/api/admin/index/build',
+    output: z.null(),
     auth: 'admin',
     handler: () => {
       search.requireAvailable();
@@ -49,6 +52,7 @@ export function searchRoutes(app: FastifyInstance, core: Core): void {
   apiRoute(app, core, {
     method: 'POST',
     url: '/api/admin/index/update',
+    output: z.null(),
     auth: 'admin',
     input: updateBody,
     handler: ({ input }) => {
@@ -61,6 +65,7 @@ export function searchRoutes(app: FastifyInstance, core: Core): void {
   apiRoute(app, core, {
     method: 'POST',
     url: '/api/admin/index/stop',
+    output: z.null(),
     auth: 'admin',
     handler: () => {
       search.requireAvailable();
@@ -72,6 +77,7 @@ export function searchRoutes(app: FastifyInstance, core: Core): void {
   apiRoute(app, core, {
     method: 'POST',
     url: '/api/admin/index/clear',
+    output: z.null(),
     auth: 'admin',
     handler: async () => {
       search.requireAvailable();
@@ -83,6 +89,7 @@ export function searchRoutes(app: FastifyInstance, core: Core): void {
   apiRoute(app, core, {
     method: 'GET',
     url: '/api/admin/index/progress',
+    output: z.object({ obj_count: z.number().int(), is_done: z.boolean(), last_done_time: z.string().nullable(), error: z.string() }),
     auth: 'admin',
     handler: () => {
       search.requireAvailable();

@@ -1,13 +1,13 @@
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
-import { isGuest } from '../../auth/permissions.js';
+import { ownAccount } from '../../auth/permissions.js';
 import { parsePublicKey } from '../../auth/ssh-keys.js';
 import type { Core } from '../../core.js';
 import type { SshKey } from '../../db/ssh-keys.js';
-import type { User } from '../../db/users.js';
-import { BadRequest, NotFound, ServerError, Unauthorized } from '../../errors.js';
+import { BadRequest, NotFound, ServerError } from '../../errors.js';
 import { isoTime } from '../../fs/objects.js';
 import { apiRoute } from '../route.js';
+import { pageShape, sshKeyShape } from '../shapes.js';
 import { int, pageOf, pageQuery } from '../validation.js';
 
 export const keyJson = (k: SshKey) => ({
@@ -18,11 +18,6 @@ export const keyJson = (k: SshKey) => ({
   last_used_time: isoTime(k.lastUsedTime),
 });
 
-function notGuest(user: User): User {
-  if (isGuest(user)) throw new Unauthorized('user invalid');
-  return user;
-}
-
 /** `/api/me/sshkey/*` (own keys) and `/api/admin/user/sshkey/*` (any user's). */
 export function sshKeyRoutes(app: FastifyInstance, core: Core): void {
   const repo = () => core.repos.sshKeys;
@@ -30,12 +25,13 @@ export function sshKeyRoutes(app: FastifyInstance, core: Core): void {
   apiRoute(app, core, {
     method: 'GET',
     url: '/api/me/sshkey/list',
+    output: pageShape(sshKeyShape),
     auth: 'user',
     input: pageQuery,
     from: 'query',
     handler: async ({ input, principal }) => {
       const { page, perPage } = pageOf(input);
-      const { keys, total } = await repo().ofUser(notGuest(principal.user).id, page, perPage);
+      const { keys, total } = await repo().ofUser(ownAccount(principal.user).id, page, perPage);
       return { content: keys.map(keyJson), total };
     },
   });
@@ -43,10 +39,11 @@ export function sshKeyRoutes(app: FastifyInstance, core: Core): void {
   apiRoute(app, core, {
     method: 'POST',
     url: '/api/me/sshkey/add',
+    output: z.null(),
     auth: 'user',
     input: z.object({ title: z.string({ error: 'title is required' }).trim().min(1, 'title is required').max(255), key: z.string({ error: 'key is required' }) }),
     handler: async ({ input, principal }) => {
-      const user = notGuest(principal.user);
+      const user = ownAccount(principal.user);
       const parsed = parsePublicKey(input.key);
       if (!parsed) throw new BadRequest('provided key invalid');
       if (await repo().byUserTitle(user.id, input.title)) throw new ServerError('key with the same title already exists');
@@ -58,11 +55,12 @@ export function sshKeyRoutes(app: FastifyInstance, core: Core): void {
   apiRoute(app, core, {
     method: 'POST',
     url: '/api/me/sshkey/delete',
+    output: z.null(),
     auth: 'user',
     input: z.object({ id: int() }),
     from: 'query',
     handler: async ({ input, principal }) => {
-      const user = notGuest(principal.user);
+      const user = ownAccount(principal.user);
       const key = await repo().byId(input.id);
       // Another user's key is answered like a missing one.
       if (!key || key.userId !== user.id) throw new NotFound('key not found');
@@ -74,6 +72,7 @@ export function sshKeyRoutes(app: FastifyInstance, core: Core): void {
   apiRoute(app, core, {
     method: 'GET',
     url: '/api/admin/user/sshkey/list',
+    output: pageShape(sshKeyShape),
     auth: 'admin',
     input: pageQuery.extend({ uid: int() }),
     from: 'query',
@@ -87,6 +86,7 @@ export function sshKeyRoutes(app: FastifyInstance, core: Core): void {
   apiRoute(app, core, {
     method: 'POST',
     url: '/api/admin/user/sshkey/delete',
+    output: z.null(),
     auth: 'admin',
     input: z.object({ id: int() }),
     from: 'query',

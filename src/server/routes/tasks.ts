@@ -6,6 +6,7 @@ import type { Core } from '../../core.js';
 import { Forbidden, NotFound } from '../../errors.js';
 import { DONE_STATES, STATE, type Task, TASK_KINDS, type TaskKind, taskJson } from '../../tasks/manager.js';
 import { type AuthLevel, apiRoute } from '../route.js';
+import { taskShape } from '../shapes.js';
 
 export const MSG_TASK_NOT_FOUND = 'task not found';
 export const MSG_GUEST = 'You are a guest';
@@ -43,18 +44,21 @@ function kindRoutes(app: FastifyInstance, core: Core, base: string, auth: AuthLe
   apiRoute(app, core, {
     method: 'GET',
     url: `${base}/undone`,
+    output: z.array(taskShape),
     auth,
     handler: async ({ principal }) => (await visible(principal)).filter((t) => !DONE_STATES.has(t.state)).map(taskJson),
   });
   apiRoute(app, core, {
     method: 'GET',
     url: `${base}/done`,
+    output: z.array(taskShape),
     auth,
     handler: async ({ principal }) => (await visible(principal)).filter((t) => DONE_STATES.has(t.state)).map(taskJson),
   });
   apiRoute(app, core, {
     method: 'POST',
     url: `${base}/info`,
+    output: taskShape,
     auth,
     input: tidQuery,
     from: 'query',
@@ -65,6 +69,7 @@ function kindRoutes(app: FastifyInstance, core: Core, base: string, auth: AuthLe
   apiRoute(app, core, {
     method: 'POST',
     url: `${base}/cancel`,
+    output: z.null(),
     auth,
     input: tidQuery,
     from: 'query',
@@ -76,6 +81,7 @@ function kindRoutes(app: FastifyInstance, core: Core, base: string, auth: AuthLe
   apiRoute(app, core, {
     method: 'POST',
     url: `${base}/delete`,
+    output: z.null(),
     auth,
     input: tidQuery,
     from: 'query',
@@ -87,6 +93,7 @@ function kindRoutes(app: FastifyInstance, core: Core, base: string, auth: AuthLe
   apiRoute(app, core, {
     method: 'POST',
     url: `${base}/retry`,
+    output: z.null(),
     auth,
     input: tidQuery,
     from: 'query',
@@ -99,6 +106,7 @@ function kindRoutes(app: FastifyInstance, core: Core, base: string, auth: AuthLe
   apiRoute(app, core, {
     method: 'POST',
     url: `${base}/clear_done`,
+    output: z.null(),
     auth,
     handler: async ({ principal }) => {
       for (const t of await visible(principal)) if (DONE_STATES.has(t.state)) await tasks.removeShared(t.id);
@@ -108,6 +116,7 @@ function kindRoutes(app: FastifyInstance, core: Core, base: string, auth: AuthLe
   apiRoute(app, core, {
     method: 'POST',
     url: `${base}/clear_succeeded`,
+    output: z.null(),
     auth,
     handler: async ({ principal }) => {
       for (const t of await visible(principal)) if (t.state === STATE.SUCCEEDED) await tasks.removeShared(t.id);
@@ -117,6 +126,7 @@ function kindRoutes(app: FastifyInstance, core: Core, base: string, auth: AuthLe
   apiRoute(app, core, {
     method: 'POST',
     url: `${base}/retry_failed`,
+    output: z.null(),
     auth,
     handler: async ({ principal }) => {
       for (const t of await visible(principal)) if (t.state === STATE.FAILED) await tasks.retryShared(t.id);
@@ -129,6 +139,7 @@ function kindRoutes(app: FastifyInstance, core: Core, base: string, auth: AuthLe
     apiRoute(app, core, {
       method: 'POST',
       url: `${base}/${verb}_some`,
+    output: z.record(z.string(), z.string()).describe("task id → why it was not found"),
       auth,
       input: tidList,
       handler: async ({ principal, input }) => {

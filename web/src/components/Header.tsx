@@ -1,6 +1,6 @@
 import Icon from './Icon';
-import { onCleanup, onMount, Show } from 'solid-js';
-import { t } from '../i18n';
+import { For, onCleanup, onMount, Show } from 'solid-js';
+import { language, LANGUAGES, setLanguage, t } from '../i18n';
 import { href, linkClick, navigate, path } from '../router';
 import { currentFolder, dark, isAdmin, logout, me, settings, toggleDark } from '../state';
 import { openSearch } from './Search';
@@ -34,6 +34,9 @@ export default function Header() {
           <Icon name="search" />
         </button>
       </Show>
+      <select class="lang" aria-label={t('language')} title={t('language')} value={language()} data-testid="language" onChange={(e) => setLanguage(e.currentTarget.value)}>
+        <For each={LANGUAGES}>{([code, name]) => <option value={code}>{name}</option>}</For>
+      </select>
       <button class="icon" aria-label={t('theme.toggle')} title={t('theme.toggle')} onClick={toggleDark}>
         <Icon name={dark() ? 'sun' : 'moon'} />
       </button>

@@ -18,6 +18,10 @@ const PATHS = {
   plus: 'M12 5v14M5 12h14',
   close: 'M6 6l12 12M18 6L6 18',
   up: 'M12 19V5M6 11l6-6 6 6',
+  markdown: 'M3 6h18v12H3zM6 15V9l3 3 3-3v6M16 9v6M14 13l2 2 2-2',
+  code: 'M6 3h8l4 4v14H6zM14 3v4h4M10.5 11.5 8.5 14l2 2.5M13.5 11.5l2 2.5-2 2.5',
+  archive: 'M6 3h8l4 4v14H6zM14 3v4h4M11 3v2M11 7v2M11 11v2M10 15h2v3h-2z',
+  sheet: 'M6 3h8l4 4v14H6zM14 3v4h4M9 11h6v7H9zM9 14.5h6M12 11v7',
 } as const;
 
 export type IconName = keyof typeof PATHS;
@@ -35,6 +39,7 @@ export default function Icon(props: { name: IconName; size?: number; class?: str
       stroke-linecap="round"
       stroke-linejoin="round"
       aria-hidden="true"
+      data-kind={props.name}
     >
       <path d={PATHS[props.name]} />
     </svg>

@@ -1,23 +1,29 @@
 // Preview of one file by its type: images (with a gallery over the folder's images), HTML5
 // video and audio (the server answers range requests), text with highlighting, markdown, PDF.
 import Icon from './Icon';
-import { createMemo, createResource, Match, onCleanup, onMount, Show, Switch } from 'solid-js';
+import { createMemo, createResource, createSignal, lazy, Match, onCleanup, onMount, Show, Suspense, Switch } from 'solid-js';
 import { baseName, type GetResp, joinPath, type Obj, parentOf, rawLink } from '../api';
 import { extOf, formatDate, formatSize } from '../format';
 import { t } from '../i18n';
 import { navigate } from '../router';
-import { settings } from '../state';
 import { copyText } from './fileOps';
+import { showQr } from './QrCode';
+import { editPath, isTextFile, setEditPath, TEXT_LIMIT } from './textFiles';
+import { can } from '../state';
 import { iconOf, TYPE } from './icons';
+import ImageViewer from './ImageViewer';
 import Markdown from './Markdown';
+import ArchiveView, { archiveExtensions, isArchiveName } from './ArchiveView';
 
-const TEXT_LIMIT = 2 * 1024 * 1024;
-/** Code and plain-text extensions previewed as text even when the text_types setting omits them. */
-const CODE_EXTS = new Set('ts,mts,cts,jsx,mjs,cjs,css,scss,less,toml,csv,tsv,log,rb,kt,swift,lua,pl,r,dart,svelte,cs,fs,scala,ex,exs,erl,hs,ml,zig,nim,sql,diff,patch,env,cfg,nix,tf,graphql,proto,mk,cmake,gradle'.split(','));
+const MediaPlayer = lazy(() => import('./MediaPlayer'));
+const TextEditor = lazy(() => import('./TextEditor'));
 
 export default function Preview(props: { path: string; obj: GetResp; siblings: Obj[] }) {
   const url = () => props.obj.raw_url || rawLink(props.path, props.obj.sign);
   const ext = () => extOf(props.obj.name);
+  const [version, setVersion] = createSignal(0);
+  const [archiveExts] = createResource(archiveExtensions);
+  const isArchive = () => isArchiveName(props.obj.name, archiveExts() ?? []);
   const images = createMemo(() => props.siblings.filter((o) => !o.is_dir && o.type === TYPE.IMAGE));
   const galleryIndex = () => images().findIndex((o) => o.name === props.obj.name);
   const go = (delta: number) => {
@@ -48,40 +54,36 @@ export default function Preview(props: { path: string; obj: GetResp; siblings: O
           {t('download')}
         </a>
         <button onClick={() => copyText(rawLink(props.path, props.obj.sign))}>{t('copy_link')}</button>
+        <button onClick={() => showQr(props.obj.name, rawLink(props.path, props.obj.sign))}>{t('qr')}</button>
+        <Show when={isTextFile(props.obj) && can(3) && editPath() !== props.path && props.obj.size <= TEXT_LIMIT}>
+          <button onClick={() => setEditPath(props.path)}>{t('edit')}</button>
+        </Show>
       </div>
       <div class="preview-body">
         <Switch fallback={<Unsupported url={url()} />}>
+          <Match when={isArchive()}>
+            <ArchiveView path={props.path} />
+          </Match>
           <Match when={props.obj.type === TYPE.IMAGE}>
-            <div class="gallery">
-              <Show when={images().length > 1}>
-                <button class="nav prev" aria-label={t('gallery.prev')} onClick={() => go(-1)}>
-                  ‹
-                </button>
-              </Show>
-              <img src={url()} alt={props.obj.name} data-testid="preview-image" />
-              <Show when={images().length > 1}>
-                <button class="nav next" aria-label={t('gallery.next')} onClick={() => go(1)}>
-                  ›
-                </button>
-              </Show>
-            </div>
-            <Show when={images().length > 1}>
-              <p class="muted center">
-                {galleryIndex() + 1} / {images().length}
-              </p>
+            <Show when={url()} keyed>
+              {(src) => <ImageViewer src={src} name={props.obj.name} count={images().length} index={galleryIndex()} go={go} />}
             </Show>
           </Match>
-          <Match when={props.obj.type === TYPE.VIDEO}>
-            <video class="media" controls autoplay={settings().video_autoplay === 'true'} src={url()} data-testid="preview-video" />
-          </Match>
-          <Match when={props.obj.type === TYPE.AUDIO}>
-            <audio class="media" controls autoplay={settings().audio_autoplay === 'true'} src={url()} data-testid="preview-audio" />
+          <Match when={props.obj.type === TYPE.VIDEO || props.obj.type === TYPE.AUDIO}>
+            <Suspense fallback={<p class="muted">{t('loading')}</p>}>
+              <Show when={props.obj} keyed>
+                {(o) => <MediaPlayer path={props.path} obj={o} url={url()} siblings={props.siblings} />}
+              </Show>
+            </Suspense>
           </Match>
           <Match when={ext() === 'pdf'}>
             <PdfView url={url()} name={props.obj.name} />
           </Match>
-          <Match when={props.obj.type === TYPE.TEXT || ext() === 'md' || CODE_EXTS.has(ext())}>
-            <TextView url={url()} ext={ext()} size={props.obj.size} />
+          <Match when={editPath() === props.path && isTextFile(props.obj)}>
+            <EditView path={props.path} url={url()} size={props.obj.size} onClose={(saved) => (setEditPath(undefined), saved && setVersion((v) => v + 1))} />
+          </Match>
+          <Match when={isTextFile(props.obj)}>
+            <TextView url={url()} ext={ext()} size={props.obj.size} version={version()} />
           </Match>
         </Switch>
       </div>
@@ -127,11 +129,31 @@ function PdfView(props: { url: string; name: string }) {
   );
 }
 
-function TextView(props: { url: string; ext: string; size: number }) {
+/** The file's text in the editor (fetched whole: files over TEXT_LIMIT are not edited). */
+function EditView(props: { path: string; url: string; size: number; onClose: (saved: boolean) => void }) {
   const [text] = createResource(
     () => props.url,
     async (u) => {
-      const res = await fetch(u, { headers: props.size > TEXT_LIMIT ? { Range: `bytes=0-${TEXT_LIMIT - 1}` } : {} });
+      if (props.size > TEXT_LIMIT) throw new Error(t('editor.too_large'));
+      const res = await fetch(u, { cache: 'no-store' });
+      if (!res.ok) throw new Error(`HTTP ${res.status}`);
+      return res.text();
+    },
+  );
+  return (
+    <Show when={text() !== undefined} fallback={<p class="muted">{text.error ? String(text.error.message ?? text.error) : t('loading')}</p>}>
+      <Suspense fallback={<p class="muted">{t('loading')}</p>}>
+        <TextEditor path={props.path} text={text()!} onClose={props.onClose} />
+      </Suspense>
+    </Show>
+  );
+}
+
+function TextView(props: { url: string; ext: string; size: number; version: number }) {
+  const [text] = createResource(
+    () => [props.url, props.version] as const,
+    async ([u]) => {
+      const res = await fetch(u, { cache: 'no-store', headers: props.size > TEXT_LIMIT ? { Range: `bytes=0-${TEXT_LIMIT - 1}` } : {} });
       if (!res.ok && res.status !== 206) throw new Error(`HTTP ${res.status}`);
       return res.text();
     },

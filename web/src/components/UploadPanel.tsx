@@ -1,9 +1,11 @@
 import Icon from './Icon';
 import { For, Show } from 'solid-js';
 import { formatSize } from '../format';
-import { t } from '../i18n';
-import { cancel, clearFinished, setUploads, totals, uploads } from '../uploads';
+import { type MessageKey, t } from '../i18n';
+import { formatDuration, formatSpeed, timeLeft } from '../rate';
+import { cancel, clearFinished, setUploads, togglePause, totals, uploads } from '../uploads';
 
+const UPLOAD_STATUS: Partial<Record<string, MessageKey>> = { done: 'upload.done', queued: 'upload.queued', checking: 'upload.queued', canceled: 'upload.canceled', skipped: 'upload.skipped' };
 const pct = (a: number, b: number) => (b > 0 ? Math.min(100, Math.round((a / b) * 100)) : 100);
 
 export default function UploadPanel() {
@@ -15,7 +17,12 @@ export default function UploadPanel() {
           <span class="total" data-testid="upload-total">
             {t('upload.total')}: {pct(totals().loaded, totals().size)}% ({formatSize(totals().loaded)} / {formatSize(totals().size)})
           </span>
-          <button class="small" onClick={clearFinished} disabled={totals().active && uploads.items.every((i) => i.status === 'uploading' || i.status === 'queued')}>
+          <Show when={totals().active}>
+            <span class="muted" data-testid="upload-speed">
+              {formatSpeed(totals().speed, formatSize)} · {t('time_left', { time: formatDuration(totals().left) })}
+            </span>
+          </Show>
+          <button class="small" onClick={clearFinished} disabled={totals().active && uploads.items.every((i) => i.status === 'uploading' || i.status === 'queued' || i.status === 'checking')}>
             {t('upload.clear')}
           </button>
         </div>
@@ -30,12 +37,19 @@ export default function UploadPanel() {
                 <progress max={100} value={pct(item.loaded, item.size)} />
                 <span class="status">
                   {item.status === 'uploading'
-                    ? `${pct(item.loaded, item.size)}%`
+                    ? `${pct(item.loaded, item.size)}% · ${formatSpeed(item.speed, formatSize)} · ${formatDuration(timeLeft(item.size - item.loaded, item.speed))}`
+                    : item.status === 'paused'
+                      ? `${t('upload.paused')} ${pct(item.loaded, item.size)}%`
                     : item.status === 'failed'
                       ? `${t('upload.failed')}: ${item.error}`
-                      : t(`upload.${item.status === 'done' ? 'done' : item.status === 'queued' ? 'queued' : 'canceled'}`)}
+                      : t(UPLOAD_STATUS[item.status] ?? 'upload.queued')}
                 </span>
-                <Show when={item.status === 'uploading' || item.status === 'queued'}>
+                <Show when={item.chunked && (item.status === 'uploading' || item.status === 'paused')}>
+                  <button class="small" data-testid="upload-pause" onClick={() => togglePause(item.id)}>
+                    {item.status === 'paused' ? t('upload.resume') : t('upload.pause')}
+                  </button>
+                </Show>
+                <Show when={item.status === 'uploading' || item.status === 'queued' || item.status === 'checking' || item.status === 'paused'}>
                   <button class="icon" aria-label={t('cancel')} title={t('cancel')} onClick={() => cancel(item.id)}>
                     <Icon name="close" size={14} />
                   </button>

@@ -3,33 +3,55 @@ import { createSignal, For, Show } from 'solid-js';
 import { act } from '../actions';
 import { api, joinPath, type Obj } from '../api';
 import { t } from '../i18n';
-import { notify } from '../state';
+import { notify, notifyError, passwordFor } from '../state';
 import { confirmAction, promptText, showDialog } from './Dialog';
 import { pickFolder } from './FolderPicker';
+import OfflineForm from './OfflineForm';
+import { openEditor, saveText } from './textFiles';
 
 const run = (call: () => Promise<unknown>, done: string) => act(call, undefined, done);
 
 export async function mkdir(dir: string): Promise<boolean> {
   const name = await promptText(t('mkdir'), t('mkdir.prompt'));
   if (!name) return false;
-  return run(() => api('/fs/mkdir', { path: joinPath(dir, name) }), t('done'));
+  return run(() => api('/fs/mkdir', { path: joinPath(dir, name), password: passwordFor(dir) }), t('done.mkdir', { name }));
+}
+
+/** A new empty text file, then its editor; an existing name is refused, never replaced. */
+export async function newTextFile(dir: string, existing: string[]): Promise<boolean> {
+  const name = await promptText(t('newfile'), t('newfile.prompt'), 'new.txt');
+  if (!name) return false;
+  if (existing.includes(name)) {
+    notifyError(new Error(t('exists', { name })));
+    return false;
+  }
+  const path = joinPath(dir, name);
+  const ok = await run(() => saveText(path, '', false), t('done.newfile', { name }));
+  if (ok) openEditor(path);
+  return ok;
+}
+
+/** Offline download straight into the folder one is in. */
+export async function offlineDownload(dir: string): Promise<boolean> {
+  const started = await showDialog<string[]>(t('offline.title', { dir }), (done) => <OfflineForm dest={dir} onDone={(urls) => done(urls)} onCancel={() => done()} />);
+  return !!started;
 }
 
 export async function rename(dir: string, obj: Obj): Promise<boolean> {
   const name = await promptText(t('rename'), t('rename.prompt'), obj.name);
   if (!name || name === obj.name) return false;
-  return run(() => api('/fs/rename', { path: joinPath(dir, obj.name), name }), t('done'));
+  return run(() => api('/fs/rename', { path: joinPath(dir, obj.name), name, password: passwordFor(dir) }), t('done.rename', { from: obj.name, to: name }));
 }
 
 export async function moveOrCopy(kind: 'move' | 'copy', dir: string, names: string[]): Promise<boolean> {
   const dst = await pickFolder(t(kind === 'move' ? 'move.title' : 'copy.title', { n: names.length }), dir);
   if (dst === undefined || dst === dir) return false;
-  return run(() => api(`/fs/${kind}`, { src_dir: dir, dst_dir: dst, names }), t('done'));
+  return run(() => api(`/fs/${kind}`, { src_dir: dir, dst_dir: dst, names, password: passwordFor(dir), dst_password: passwordFor(dst) }), t(kind === 'move' ? 'done.move' : 'done.copy', { n: names.length, dst }));
 }
 
 export async function remove(dir: string, names: string[]): Promise<boolean> {
   if (!(await confirmAction(t('delete'), t('delete.confirm', { n: names.length })))) return false;
-  return run(() => api('/fs/remove', { dir, names }), t('done'));
+  return run(() => api('/fs/remove', { dir, names, password: passwordFor(dir) }), t('done.delete', { n: names.length }));
 }
 
 /** Regular-expression rename of the selected names, previewed before it is applied. */
@@ -86,10 +108,10 @@ export async function batchRename(dir: string, names: string[]): Promise<boolean
     );
   });
   if (!pairs) return false;
-  return run(() => api('/fs/batch_rename', { src_dir: dir, rename_objects: pairs }), t('done'));
+  return run(() => api('/fs/batch_rename', { src_dir: dir, rename_objects: pairs, password: passwordFor(dir) }), t('done.batch_rename', { n: pairs.length }));
 }
 
-export async function copyText(text: string): Promise<void> {
+export async function copyText(text: string, done = t('copied')): Promise<void> {
   try {
     await navigator.clipboard.writeText(text);
   } catch {
@@ -100,5 +122,5 @@ export async function copyText(text: string): Promise<void> {
     document.execCommand('copy');
     ta.remove();
   }
-  notify(t('copied'));
+  notify(done);
 }

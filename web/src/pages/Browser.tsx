@@ -4,7 +4,9 @@ import Icon from '../components/Icon';
 import { batch, createEffect, createMemo, createResource, createSignal, For, Match, on, onCleanup, onMount, Show, Switch } from 'solid-js';
 import { api, ApiError, type GetResp, joinPath, type ListResp, type Obj, parentOf, rawLink } from '../api';
 import Breadcrumbs from '../components/Breadcrumbs';
-import { batchRename, copyText, mkdir, moveOrCopy, remove, rename } from '../components/fileOps';
+import { longPress, openMenu } from '../components/ContextMenu';
+import { fileActions } from '../components/fileActions';
+import { mkdir, newTextFile, offlineDownload, remove, rename } from '../components/fileOps';
 import { iconOf, TYPE } from '../components/icons';
 import Markdown from '../components/Markdown';
 import Preview from '../components/Preview';
@@ -22,7 +24,9 @@ const CELL = 150;
 const PASSWORD_ERROR = 403;
 
 type SortKey = 'name' | 'size' | 'modified';
-const [view, setView] = createSignal<'list' | 'grid'>((localStorage.getItem('view') as 'grid') ?? 'list');
+type View = 'list' | 'grid' | 'wall';
+const [view, setView] = createSignal<View>((localStorage.getItem('view') as View) ?? 'list');
+const WALL_HEIGHT = 180;
 const [sort, setSort] = createSignal<{ key: SortKey; asc: boolean }>({ key: 'name', asc: true });
 
 interface Loaded {
@@ -50,7 +54,7 @@ export default function Browser(props: { path: string }) {
       const obj = await api<GetResp>('/fs/get', { path, password });
       if (!obj.is_dir) {
         setCurrentFolder(parentOf(path));
-        const siblings = obj.type === TYPE.IMAGE ? await api<ListResp>('/fs/list', { path: parentOf(path), password: passwordFor(parentOf(path)) }).catch(() => undefined) : undefined;
+        const siblings = obj.type === TYPE.IMAGE || obj.type === TYPE.VIDEO || obj.type === TYPE.AUDIO ? await api<ListResp>('/fs/list', { path: parentOf(path), password: passwordFor(parentOf(path)) }).catch(() => undefined) : undefined;
         return { kind: 'file', obj, items: siblings?.content ?? [], total: 0, readme: obj.readme, header: obj.header, write: false };
       }
       const list = await api<ListResp>('/fs/list', { path, password, page: pg, per_page: perPage() });
@@ -65,6 +69,12 @@ export default function Browser(props: { path: string }) {
       throw e;
     }
   };
+  // the tab shows where one is: "Photos | Site", the site alone at the root
+  createEffect(() => {
+    const site = settings().site_title || 'Atrium';
+    const name = props.path.slice(props.path.lastIndexOf('/') + 1);
+    document.title = name ? `${name} | ${site}` : site;
+  });
   const [data] = createResource(() => [props.path, page(), version()] as [string, number, number], load);
 
   // load_more / auto_load_more keep the pages seen so far
@@ -97,6 +107,10 @@ export default function Browser(props: { path: string }) {
     return list;
   });
 
+  // the photo wall is for folders with pictures: elsewhere a stored "wall" shows the list
+  const hasImages = createMemo(() => items().some((o) => o.type === TYPE.IMAGE));
+  const shownView = () => (view() === 'wall' && !hasImages() ? 'list' : view());
+
   // a README.md in the folder is rendered below the listing when no path rule gives a readme
   const readmeFile = createMemo(() => (settings().readme_autorender === 'false' ? undefined : pages().find((o) => !o.is_dir && o.name.toLowerCase() === 'readme.md')));
   const [readmeText] = createResource(
@@ -109,6 +123,20 @@ export default function Browser(props: { path: string }) {
 
   const [selected, setSelected] = createSignal(new Set<string>());
   const [cursor, setCursor] = createSignal(0);
+  // the keyboard cursor shows once a key moved it, not on page load (where it looks like a selection)
+  const [keyed, setKeyed] = createSignal(false);
+  /** Shift-click selects the range from the entry clicked before to this one. */
+  let anchor = -1;
+  const clickSelect = (e: MouseEvent, name: string) => {
+    const list = items();
+    const i = list.findIndex((o) => o.name === name);
+    if (e.shiftKey && anchor >= 0 && i >= 0) {
+      e.preventDefault();
+      const [from, to] = anchor < i ? [anchor, i] : [i, anchor];
+      setSelected((s) => new Set([...s, ...list.slice(from, to + 1).map((o) => o.name)]));
+    } else toggle(name);
+    anchor = i;
+  };
   const toggle = (name: string) =>
     setSelected((s) => {
       const n = new Set(s);
@@ -117,16 +145,38 @@ export default function Browser(props: { path: string }) {
       return n;
     });
   const selectedNames = () => [...selected()];
+  const selectedObjs = () => items().filter((o) => selected().has(o.name));
+  /** What a context menu on `name` acts on: the selection when it holds the entry, else the entry alone (the selection is left as it is). */
+  const targetsOf = (name: string): Obj[] => {
+    if (selected().has(name)) return selectedObjs();
+    const o = items().find((x) => x.name === name);
+    return o ? [o] : [];
+  };
+  const menuFor = (name: string, x: number, y: number) => {
+    const targets = targetsOf(name);
+    // the row the menu belongs to carries the cursor mark
+    const i = items().findIndex((o) => o.name === name);
+    if (i >= 0) batch(() => (setCursor(i), setKeyed(true)));
+    openMenu(x, y, targets.length === 1 ? t('actions.for', { name }) : t('selected', { n: targets.length }), fileActions({ dir: props.path, targets, after }));
+  };
+  const entryAt = (el: EventTarget | null) => (el as HTMLElement | null)?.closest<HTMLElement>('[data-name]') ?? undefined;
+  const onContextMenu = (e: MouseEvent) => {
+    const entry = entryAt(e.target);
+    if (!entry) return;
+    e.preventDefault();
+    menuFor(entry.dataset.name!, e.clientX, e.clientY);
+  };
   const open = (o: Obj) => navigate(joinPath(props.path, o.name));
   const after = (ok: boolean) => ok && refresh();
   const canWrite = () => !!data()?.write;
 
   const onKey = (e: KeyboardEvent) => {
-    if (data()?.kind !== 'folder' || (e.target as HTMLElement).closest('input:not([type=checkbox]), textarea, select, .dialog, .backdrop')) return;
+    if (data()?.kind !== 'folder' || (e.target as HTMLElement).closest('input:not([type=checkbox]), textarea, select, .dialog, .backdrop, .context-menu')) return;
     const list = items();
     const cur = list[cursor()];
     const step = view() === 'grid' ? Math.max(1, Math.floor(document.querySelector('.grid')?.clientWidth ?? CELL) / CELL | 0) : 1;
     const moveTo = (i: number) => {
+      setKeyed(true);
       const n = Math.max(0, Math.min(list.length - 1, i));
       setCursor(n);
       const el = document.querySelector('.virtual');
@@ -140,7 +190,13 @@ export default function Browser(props: { path: string }) {
     else if (e.key === 'ArrowUp') moveTo(cursor() - step);
     else if (e.key === 'ArrowRight' && view() === 'grid') moveTo(cursor() + 1);
     else if (e.key === 'ArrowLeft' && view() === 'grid') moveTo(cursor() - 1);
-    else if (e.key === 'Enter' && cur) open(cur);
+    else if (((e.key === 'F10' && e.shiftKey) || e.key === 'ContextMenu') && cur) {
+      e.preventDefault();
+      setKeyed(true);
+      const el = document.querySelector(`[data-name="${CSS.escape(cur.name)}"]`)?.getBoundingClientRect();
+      menuFor(cur.name, el ? el.left + 40 : 40, el ? el.bottom : 80);
+    } else if (e.key === 'Enter' && cur) open(cur);
+    else if (e.key === 'Escape' && selected().size) setSelected(new Set<string>());
     else if (e.key === ' ' && cur && !(e.target instanceof HTMLInputElement)) {
       toggle(cur.name);
       e.preventDefault();
@@ -219,6 +275,21 @@ export default function Browser(props: { path: string }) {
           >
             <Icon name={view() === 'list' ? 'grid' : 'list'} />
           </button>
+          <Show when={hasImages()}>
+            <button
+              class="icon"
+              aria-label={t('view.wall')}
+              title={t('view.wall')}
+              aria-pressed={view() === 'wall'}
+              data-testid="wall-toggle"
+              onClick={() => {
+                setView(view() === 'wall' ? 'list' : 'wall');
+                localStorage.setItem('view', view());
+              }}
+            >
+              <Icon name="image" />
+            </button>
+          </Show>
           <button class="icon" aria-label={t('refresh')} title={t('refresh')} onClick={refresh}>
             <Icon name="refresh" />
           </button>
@@ -258,49 +329,46 @@ export default function Browser(props: { path: string }) {
                   <button onClick={() => fileInput.click()}><Icon name="upload" /> {t('upload.files')}</button>
                   <button onClick={() => folderInput.click()}><Icon name="upload" /> {t('upload.folder')}</button>
                   <button onClick={() => mkdir(props.path).then(after)}><Icon name="plus" /> {t('mkdir')}</button>
+                  <button onClick={() => newTextFile(props.path, items().map((o) => o.name)).then(after)}><Icon name="text" /> {t('newfile')}</button>
+                  <Show when={can(2)}>
+                    <button onClick={() => offlineDownload(props.path).then(after)}><Icon name="upload" /> {t('offline')}</button>
+                  </Show>
                   <UploadOptions />
                 </Show>
                 <input ref={fileInput} type="file" multiple hidden data-testid="upload-input" onChange={(e) => chosen(e.currentTarget)} />
                 <input ref={folderInput} type="file" multiple hidden {...{ webkitdirectory: true }} onChange={(e) => chosen(e.currentTarget)} />
                 <span class="grow" />
                 <Show when={selected().size > 0}>
+                  {/* floats at the bottom: a selection never moves the list */}
+                  <div class="selection-bar" role="toolbar" aria-label={t('actions')}>
                   <span class="muted" data-testid="selected-count">
                     {t('selected', { n: selected().size })}
                   </span>
-                  <Show when={selected().size === 1 && can(4)}>
-                    <button onClick={() => rename(props.path, items().find((o) => o.name === selectedNames()[0])!).then(after)}>{t('rename')}</button>
-                  </Show>
-                  <Show when={can(4)}>
-                    <button onClick={() => batchRename(props.path, selectedNames()).then(after)}>{t('batch_rename')}</button>
-                  </Show>
-                  <Show when={can(5)}>
-                    <button onClick={() => moveOrCopy('move', props.path, selectedNames()).then(after)}>{t('move')}</button>
-                  </Show>
-                  <Show when={can(6)}>
-                    <button onClick={() => moveOrCopy('copy', props.path, selectedNames()).then(after)}>{t('copy')}</button>
-                  </Show>
-                  <Show when={can(7)}>
-                    <button class="danger" onClick={() => remove(props.path, selectedNames()).then(after)}>
-                      {t('delete')}
-                    </button>
-                  </Show>
-                  <Show when={selectedNames().length === 1 && !items().find((o) => o.name === selectedNames()[0])?.is_dir}>
-                    <button
-                      onClick={() => {
-                        const o = items().find((x) => x.name === selectedNames()[0])!;
-                        void copyText(rawLink(joinPath(props.path, o.name), o.sign));
-                      }}
-                    >
-                      {t('copy_link')}
-                    </button>
-                  </Show>
+                  <For each={fileActions({ dir: props.path, targets: selectedObjs(), after }).filter((a) => a.id !== 'open')}>
+                    {(a) => (
+                      <button classList={{ danger: !!a.danger }} data-action={a.id} onClick={() => void a.run()}>
+                        {a.label}
+                      </button>
+                    )}
+                  </For>
+                  <button class="icon" aria-label={t('close')} title={`${t('close')} (Esc)`} onClick={() => setSelected(new Set<string>())}>
+                    <Icon name="close" />
+                  </button>
+                  </div>
                 </Show>
               </div>
               <Show when={items().length > 0} fallback={<p class="empty muted">{t('empty')}</p>}>
+                <div class="entries" ref={(el) => onCleanup(longPress(el, (target, x, y) => {
+                  const entry = entryAt(target);
+                  if (entry) menuFor(entry.dataset.name!, x, y);
+                }))} onContextMenu={onContextMenu}>
+                <Show when={shownView() === 'wall'}>
+                  <Wall items={items()} path={props.path} />
+                </Show>
                 <Show
-                  when={view() === 'list'}
-                  fallback={
-                    <Grid items={items()} path={props.path} selected={selected()} cursor={cursor()} toggle={toggle} />
+                  when={shownView() === 'list'}
+                  fallback={shownView() === 'grid' &&
+                    <Grid items={items()} path={props.path} selected={selected()} cursor={keyed() ? cursor() : -1} toggle={clickSelect} />
                   }
                 >
                   <div class="list" role="grid" aria-label={props.path}>
@@ -322,11 +390,11 @@ export default function Browser(props: { path: string }) {
                           <div
                             class="row"
                             role="row"
-                            classList={{ selected: selected().has(o().name), cursor: cursor() === i() }}
+                            classList={{ selected: selected().has(o().name), cursor: keyed() && cursor() === i() }}
                             data-testid="row"
                             data-name={o().name}
                           >
-                            <input type="checkbox" aria-label={o().name} checked={selected().has(o().name)} onChange={() => toggle(o().name)} />
+                            <input type="checkbox" aria-label={o().name} checked={selected().has(o().name)} onClick={(e) => clickSelect(e, o().name)} />
                             <a class="name" href={href(joinPath(props.path, o().name))} onClick={(e) => linkClick(e, joinPath(props.path, o().name))}>
                               <span class="ficon" aria-hidden="true">
                                 <Icon name={iconOf(o())} />
@@ -341,6 +409,7 @@ export default function Browser(props: { path: string }) {
                     </VirtualRows>
                   </div>
                 </Show>
+                </div>
               </Show>
               <Pager mode={mode()} page={page()} setPage={setPage} total={d().total} perPage={perPage()} loaded={pages().length} loading={data.loading} />
               <Show when={d().readme || readmeText()}>
@@ -366,7 +435,7 @@ function SortHeader(props: { key: SortKey; label: string; class: string }) {
   );
 }
 
-function Grid(props: { items: Obj[]; path: string; selected: Set<string>; cursor: number; toggle: (n: string) => void }) {
+function Grid(props: { items: Obj[]; path: string; selected: Set<string>; cursor: number; toggle: (e: MouseEvent, n: string) => void }) {
   let el!: HTMLDivElement;
   const [cols, setCols] = createSignal(4);
   const measure = () => setCols(Math.max(1, Math.floor(el.clientWidth / CELL)));
@@ -384,7 +453,7 @@ function Grid(props: { items: Obj[]; path: string; selected: Set<string>; cursor
             <For each={props.items.slice(r() * cols(), r() * cols() + cols())}>
               {(o) => (
                 <div class="cell" classList={{ selected: props.selected.has(o.name), cursor: props.items[props.cursor] === o }} data-testid="cell" data-name={o.name}>
-                  <input type="checkbox" aria-label={o.name} checked={props.selected.has(o.name)} onChange={() => props.toggle(o.name)} />
+                  <input type="checkbox" aria-label={o.name} checked={props.selected.has(o.name)} onClick={(e) => props.toggle(e, o.name)} />
                   <a href={href(joinPath(props.path, o.name))} onClick={(e) => linkClick(e, joinPath(props.path, o.name))}>
                     <Show when={thumb(o)} fallback={<span class="big-icon"><Icon name={iconOf(o)} size={64} /></span>}>
                       <img src={thumb(o)} alt="" loading="lazy" />
@@ -397,6 +466,29 @@ function Grid(props: { items: Obj[]; path: string; selected: Set<string>; cursor
           </div>
         )}
       </VirtualRows>
+    </div>
+  );
+}
+
+/** A justified photo wall of the folder's images: each tile as wide as its picture at one height. */
+function Wall(props: { items: Obj[]; path: string }) {
+  const images = () => props.items.filter((o) => !o.is_dir && o.type === TYPE.IMAGE);
+  return (
+    <div class="wall" data-testid="wall">
+      <For each={images()}>
+        {(o) => {
+          const [ratio, setRatio] = createSignal(1.5);
+          const p = joinPath(props.path, o.name);
+          return (
+            <a class="tile" href={href(p)} onClick={(e) => linkClick(e, p)} data-name={o.name} style={{ 'flex-grow': ratio(), width: `${ratio() * WALL_HEIGHT}px` }} title={o.name}>
+              <img src={o.thumb || rawLink(p, o.sign)} alt={o.name} loading="lazy" onLoad={(e) => e.currentTarget.naturalHeight && setRatio(e.currentTarget.naturalWidth / e.currentTarget.naturalHeight)} />
+            </a>
+          );
+        }}
+      </For>
+      <Show when={images().length < props.items.length}>
+        <p class="muted wall-note">{t('wall.others', { n: props.items.length - images().length })}</p>
+      </Show>
     </div>
   );
 }

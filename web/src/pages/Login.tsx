@@ -13,6 +13,7 @@ export default function Login(props: { guestAllowed: boolean }) {
   let user!: HTMLInputElement;
   let pass!: HTMLInputElement;
   let otp: HTMLInputElement | undefined;
+  let ldap: HTMLInputElement | undefined;
   onMount(() => user.focus());
 
   const submit = async (e: Event) => {
@@ -20,9 +21,16 @@ export default function Login(props: { guestAllowed: boolean }) {
     setBusy(true);
     setError('');
     try {
-      const hashed = await hashPassword(pass.value);
-      const body = { username: user.value, password: hashed ?? pass.value, otp_code: otp?.value ?? '' };
-      const res = await api<{ token: string }>(hashed ? '/auth/login/hash' : '/auth/login', body);
+      const otpCode = otp?.value ?? '';
+      let res: { token: string };
+      if (ldap?.checked) {
+        // The directory needs the password itself.
+        res = await api<{ token: string }>('/auth/login/ldap', { username: user.value, password: pass.value, otp_code: otpCode });
+      } else {
+        const hashed = await hashPassword(pass.value);
+        const body = { username: user.value, password: hashed ?? pass.value, otp_code: otpCode };
+        res = await api<{ token: string }>(hashed ? '/auth/login/hash' : '/auth/login', body);
+      }
       token.set(res.token);
       await loadMe();
       const back = new URLSearchParams(location.search).get('redirect');
@@ -49,6 +57,11 @@ export default function Login(props: { guestAllowed: boolean }) {
           {t('login.password')}
           <input ref={pass} name="password" type="password" autocomplete="current-password" />
         </label>
+        <Show when={settings().ldap_login_enabled === 'true'}>
+          <label>
+            <input ref={ldap} name="ldap" type="checkbox" /> {settings().ldap_login_tips || t('login.ldap')}
+          </label>
+        </Show>
         <Show when={needOtp()}>
           <label>
             {t('login.otp')}

@@ -1,6 +1,7 @@
 // One form field for the server's item descriptions: driver form items (driver/info) and
 // setting items share {name|key, type, options, help, required}.
 import { For, Match, onMount, Show, Switch } from 'solid-js';
+import { fieldHelp, fieldLabel, optionLabel } from '../../fieldText';
 
 export interface FieldSpec {
   name: string;
@@ -9,10 +10,13 @@ export interface FieldSpec {
   help?: string;
   required?: boolean;
   label?: string;
+  /** The fieldset the field is shown in (a key of the g. dictionary entries). */
+  group?: string;
 }
 
 export default function Field(props: { spec: FieldSpec; value: string; onChange: (v: string) => void }) {
-  const label = () => props.spec.label ?? props.spec.name;
+  const label = () => props.spec.label ?? fieldLabel(props.spec.name);
+  const help = () => fieldHelp(props.spec.name, props.spec.help);
   const id = () => `f-${props.spec.name}`;
   const options = () => {
     const opts = (props.spec.options ?? '').split(',');
@@ -35,6 +39,7 @@ export default function Field(props: { spec: FieldSpec; value: string; onChange:
               type={props.spec.type === 'number' ? 'number' : 'text'}
               value={props.value}
               required={props.spec.required}
+              aria-describedby={help() ? `${id()}-help` : undefined}
               onInput={(e) => props.onChange(e.currentTarget.value)}
             />
           </label>
@@ -51,7 +56,7 @@ export default function Field(props: { spec: FieldSpec; value: string; onChange:
             {label()}
             {props.spec.required ? ' *' : ''}
             <select id={id()} name={props.spec.name} value={props.value} onChange={(e) => props.onChange(e.currentTarget.value)}>
-              <For each={options()}>{(o) => <option value={o}>{o}</option>}</For>
+              <For each={options()}>{(o) => <option value={o}>{optionLabel(o)}</option>}</For>
             </select>
           </label>
         </Match>
@@ -63,8 +68,10 @@ export default function Field(props: { spec: FieldSpec; value: string; onChange:
           </label>
         </Match>
       </Switch>
-      <Show when={props.spec.help}>
-        <div class="help">{props.spec.help}</div>
+      <Show when={help()}>
+        <div class="help" id={`${id()}-help`}>
+          {help()}
+        </div>
       </Show>
     </div>
   );

@@ -1,6 +1,6 @@
 // The manage area: settings groups, storages, users, metas, tasks, offline downloads, index
 // (admins) and the profile (everyone logged in).
-import { For, Match, Show, Switch } from 'solid-js';
+import { createSignal, For, Match, Show, Switch } from 'solid-js';
 import { href, linkClick, navigate } from '../../router';
 import Indexes from './Indexes';
 import Metas from './Metas';
@@ -10,6 +10,8 @@ import Settings from './Settings';
 import { StorageEdit, StorageList } from './Storages';
 import Tasks from './Tasks';
 import Users from './Users';
+import MyShares from '../../shares/MyShares';
+import { can } from '../../state';
 import { type MessageKey, t } from '../../i18n';
 
 const SETTING_GROUPS: Array<[string, number, MessageKey]> = [
@@ -32,9 +34,14 @@ export default function Manage(props: { path: string; admin: boolean }) {
     </a>
   );
   const group = () => SETTING_GROUPS.find(([name]) => sub() === `settings/${name}`);
+  // at phone width the menu folds into one button; following a link folds it again
+  const [menuOpen, setMenuOpen] = createSignal(false);
   return (
     <div class="manage">
-      <nav class="side" aria-label="manage">
+      <button class="menu-toggle" aria-expanded={menuOpen()} aria-controls="manage-nav" onClick={() => setMenuOpen(!menuOpen())}>
+        ☰ {t('manage')}
+      </button>
+      <nav class="side" id="manage-nav" aria-label="manage" classList={{ open: menuOpen() }} onClick={(e) => (e.target as HTMLElement).closest('a') && setMenuOpen(false)}>
         <Show when={props.admin}>
           <div class="group">{t('m.settings')}</div>
           <For each={SETTING_GROUPS}>{([name, , label]) => link(`settings/${name}`, t(label))}</For>
@@ -47,12 +54,16 @@ export default function Manage(props: { path: string; admin: boolean }) {
         </Show>
         <div class="group">{t('m.account')}</div>
         {link('tasks', t('m.tasks'))}
+        <Show when={can(14)}>{link('shares', t('share.mine'))}</Show>
         {link('profile', t('m.profile'))}
       </nav>
       <section>
         <Switch fallback={<p class="muted">{t('not_found')}</p>}>
           <Match when={sub() === 'profile'}>
             <Profile />
+          </Match>
+          <Match when={sub() === 'shares'}>
+            <MyShares />
           </Match>
           <Match when={sub() === 'tasks'}>
             <Tasks admin={props.admin} />

@@ -22,17 +22,17 @@ interface Meta {
 }
 
 const FIELDS = [
-  { name: 'path', type: 'string', required: true },
-  { name: 'password', type: 'string' },
-  { name: 'p_sub', type: 'bool', label: t('m.password_applies_to_sub_folders') },
-  { name: 'write', type: 'bool', label: t('m.allow_uploads_and_new_folders') },
-  { name: 'w_sub', type: 'bool', label: t('m.write_applies_to_sub_folders') },
-  { name: 'hide', type: 'text', help: t('m.one_regular_expression_per_line_matched_') },
-  { name: 'h_sub', type: 'bool', label: t('m.hide_applies_to_sub_folders') },
-  { name: 'readme', type: 'text', help: t('m.markdown_shown_below_the_listing') },
-  { name: 'r_sub', type: 'bool', label: t('m.readme_applies_to_sub_folders') },
-  { name: 'header', type: 'text', help: t('m.markdown_shown_above_the_listing') },
-  { name: 'header_sub', type: 'bool', label: t('m.header_applies_to_sub_folders') },
+  { name: 'path', type: 'string', group: 'access', required: true },
+  { name: 'password', type: 'string', group: 'access' },
+  { name: 'p_sub', type: 'bool', group: 'access', label: t('m.password_applies_to_sub_folders') },
+  { name: 'write', type: 'bool', group: 'write', label: t('m.allow_uploads_and_new_folders') },
+  { name: 'w_sub', type: 'bool', group: 'write', label: t('m.write_applies_to_sub_folders') },
+  { name: 'hide', type: 'text', group: 'hide', help: t('m.one_regular_expression_per_line_matched_') },
+  { name: 'h_sub', type: 'bool', group: 'hide', label: t('m.hide_applies_to_sub_folders') },
+  { name: 'readme', type: 'text', group: 'texts', help: t('m.markdown_shown_below_the_listing') },
+  { name: 'r_sub', type: 'bool', group: 'texts', label: t('m.readme_applies_to_sub_folders') },
+  { name: 'header', type: 'text', group: 'texts', help: t('m.markdown_shown_above_the_listing') },
+  { name: 'header_sub', type: 'bool', group: 'texts', label: t('m.header_applies_to_sub_folders') },
 ];
 const BOOLS = new Set(FIELDS.filter((f) => f.type === 'bool').map((f) => f.name));
 

@@ -1,4 +1,4 @@
-// The current user's account: name and password, SSH keys, two-factor authentication.
+// The current user's account: name and password, SSH keys, S3 access keys, app passwords, two-factor authentication.
 import { createResource, createSignal, Show } from 'solid-js';
 import { act } from '../../actions';
 import { api } from '../../api';
@@ -16,8 +16,29 @@ interface SshKey {
   last_used_time: string;
 }
 
+interface S3Key {
+  id: number;
+  title: string;
+  access_key_id: string;
+  added_time: string;
+  last_used_time: string;
+}
+
+interface AppPassword {
+  id: number;
+  name: string;
+  added_time: string;
+  /** Empty until first used. */
+  last_used_time: string;
+}
+
 export default function Profile() {
   const [keys, { refetch }] = createResource(() => api<{ content: SshKey[] | null }>('/me/sshkey/list?page=1&per_page=100'));
+  const [s3Keys, s3] = createResource(() => api<{ content: S3Key[] | null }>('/me/s3key/list'));
+  const [newS3Key, setNewS3Key] = createSignal<{ access_key_id: string; secret_access_key: string } | undefined>();
+  const [appPasswords, appPasswordsAction] = createResource(() => api<{ content: AppPassword[] }>('/me/app_password/list'));
+  // The secret of the app password just created: the server sends it this once only.
+  const [newSecret, setNewSecret] = createSignal<string | undefined>();
   const [otp, setOtp] = createSignal<{ qr: string; secret: string } | undefined>();
   const guarded = (fn: () => Promise<unknown>) => act(fn);
   const form = (e: SubmitEvent) => {
@@ -90,7 +111,7 @@ export default function Profile() {
         </Show>
       </div>
 
-      <div class="card" style={{ 'margin-top': '16px' }}>
+      <div class="card" style={{ 'margin-top': '16px' }} data-testid="ssh-keys">
         <h2>{t('m.ssh_keys')}</h2>
         <DataTable columns={[t('m.title'), t('m.fingerprint'), t('m.added'), t('m.last_used'), '']} rows={keys()?.content ?? []}>
               {(k) => (
@@ -132,6 +153,111 @@ export default function Profile() {
           </label>
           <div class="actions">
             <button type="submit">{t('add')}</button>
+          </div>
+        </form>
+      </div>
+
+      <div class="card" style={{ 'margin-top': '16px' }} data-testid="s3-keys">
+        <h2>{t('m.s3_access_keys')}</h2>
+        <DataTable columns={[t('m.title'), t('m.access_key_id'), t('m.added'), t('m.last_used'), '']} rows={s3Keys()?.content ?? []}>
+          {(k) => (
+            <tr>
+              <td>{k.title}</td>
+              <td>
+                <code>{k.access_key_id}</code>
+              </td>
+              <td>{formatDate(k.added_time)}</td>
+              <td>{formatDate(k.last_used_time)}</td>
+              <td>
+                <button
+                  class="small danger"
+                  onClick={async () => (await confirmAction(t('delete'), `${t('delete')} ${k.title}?`)) && (await guarded(() => api(`/me/s3key/delete?id=${k.id}`, {}))) && s3.refetch()}
+                >
+                  {t('delete')}
+                </button>
+              </td>
+            </tr>
+          )}
+        </DataTable>
+        <Show when={newS3Key()}>
+          {(made) => (
+            <p class="muted">
+              {t('m.access_key_id')}: <code>{made().access_key_id}</code>
+              <br />
+              {t('m.secret_access_key_shown_once')}: <code>{made().secret_access_key}</code>
+            </p>
+          )}
+        </Show>
+        <form
+          style={{ 'margin-top': '12px' }}
+          onSubmit={async (e) => {
+            const { el, data } = form(e);
+            let made: { access_key_id: string; secret_access_key: string } | undefined;
+            if (await guarded(async () => (made = await api<{ access_key_id: string; secret_access_key: string }>('/me/s3key/create', { title: data.title })))) {
+              setNewS3Key(made);
+              el.reset();
+              void s3.refetch();
+            }
+          }}
+        >
+          <label>
+            {t('m.title')}
+            <input name="title" required />
+          </label>
+          <div class="actions">
+            <button type="submit">{t('add')}</button>
+          </div>
+        </form>
+      </div>
+      <div class="card" style={{ 'margin-top': '16px' }} data-testid="app-passwords">
+        <h2>{t('m.app_passwords')}</h2>
+        <p class="muted">{t('m.app_passwords_help')}</p>
+        <DataTable columns={[t('m.app_password_name'), t('m.added'), t('m.last_used'), '']} rows={appPasswords()?.content ?? []}>
+          {(a) => (
+            <tr>
+              <td>{a.name}</td>
+              <td>{formatDate(a.added_time)}</td>
+              <td>{a.last_used_time ? formatDate(a.last_used_time) : t('m.never')}</td>
+              <td>
+                <button
+                  class="small danger"
+                  onClick={async () =>
+                    (await confirmAction(t('delete'), `${t('delete')} ${a.name}?`)) &&
+                    (await guarded(() => api(`/me/app_password/delete?id=${a.id}`, {}))) &&
+                    appPasswordsAction.refetch()
+                  }
+                >
+                  {t('delete')}
+                </button>
+              </td>
+            </tr>
+          )}
+        </DataTable>
+        <Show when={newSecret()}>
+          {(secret) => (
+            <p role="status">
+              {t('m.app_password_created')} <code data-testid="app-password-secret">{secret()}</code>
+            </p>
+          )}
+        </Show>
+        <form
+          style={{ 'margin-top': '12px' }}
+          onSubmit={async (e) => {
+            const { el, data } = form(e);
+            let created: { password: string } | undefined;
+            if (await guarded(async () => (created = await api<{ password: string }>('/me/app_password/create', { name: data.name })))) {
+              el.reset();
+              setNewSecret(created?.password);
+              void appPasswordsAction.refetch();
+            }
+          }}
+        >
+          <label>
+            {t('m.app_password_name')}
+            <input name="name" required maxlength="255" />
+          </label>
+          <div class="actions">
+            <button type="submit">{t('m.create')}</button>
           </div>
         </form>
       </div>

@@ -5,6 +5,7 @@ import { busyAct } from '../../actions';
 import { api } from '../../api';
 import { t } from '../../i18n';
 import { loadSettings } from '../../state';
+import { fieldLabel } from '../../fieldText';
 import Field from './Field';
 import { PageHead } from './Table';
 
@@ -44,7 +45,7 @@ export default function Settings(props: { group: number; title: string }) {
         <div class="card form-grid">
           <For each={items()}>
             {(s) => (
-              <Show when={s.flag !== READONLY} fallback={<p class="muted">{s.key}: {s.value}</p>}>
+              <Show when={s.flag !== READONLY} fallback={<p class="muted">{fieldLabel(s.key)}: {s.value}</p>}>
                 <Field spec={{ name: s.key, type: s.type, options: s.options, help: s.help, required: s.type === 'select' }} value={values[s.key] ?? ''} onChange={(v) => setValues(s.key, v)} />
               </Show>
             )}

@@ -9,7 +9,8 @@ import { confirmAction } from '../../components/Dialog';
 import { t } from '../../i18n';
 import { href, linkClick, navigate } from '../../router';
 import { notify, notifyError } from '../../state';
-import Field, { type FieldSpec } from './Field';
+import type { FieldSpec } from './Field';
+import FieldGroups from './FieldGroups';
 import { DataTable, PageHead } from './Table';
 
 interface Storage {
@@ -33,6 +34,18 @@ interface DriverInfo {
 }
 
 const NUMERIC = new Set(['order', 'cache_expiration']);
+/** Fieldsets of the common fields, as OpenList groups them; the rest are the basics. */
+const GROUP_OF: Record<string, string> = {
+  cache_expiration: 'listing',
+  order_by: 'listing',
+  order_direction: 'listing',
+  extract_folder: 'listing',
+  web_proxy: 'links',
+  webdav_policy: 'links',
+  down_proxy_url: 'links',
+  proxy_range: 'links',
+  enable_sign: 'links',
+};
 
 export function StorageList() {
   const [list, { refetch }] = createResource(() => api<{ content: Storage[] | null; total: number }>('/admin/storage/list?page=1&per_page=1000'));
@@ -136,13 +149,8 @@ export function StorageEdit(props: { id?: number }) {
               <Show when={i().config.alert}>
                 <p class="muted">{i().config.alert}</p>
               </Show>
-              <div class="form-grid">
-                <For each={i().common}>{(it) => <Field spec={it} value={common[it.name] ?? ''} onChange={(v) => setCommon(it.name, v)} />}</For>
-              </div>
-              <h2>{current()}</h2>
-              <div class="form-grid">
-                <For each={i().additional}>{(it) => <Field spec={it} value={addition[it.name] ?? ''} onChange={(v) => setAddition(it.name, v)} />}</For>
-              </div>
+              <FieldGroups fields={i().common.map((it) => ({ ...it, group: GROUP_OF[it.name] ?? 'basics' }))} values={common} set={(k, v) => setCommon(k, v)} />
+              <FieldGroups fields={i().additional.map((it) => ({ ...it, group: 'driver' }))} values={addition} set={(k, v) => setAddition(k, v)} vars={{ driver: current() }} />
             </>
           )}
         </Show>

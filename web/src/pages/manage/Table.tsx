@@ -1,5 +1,5 @@
 // The building blocks every manage list shares: a heading with its buttons, and a table.
-import { For, type JSX } from 'solid-js';
+import { createEffect, For, type JSX } from 'solid-js';
 
 export function PageHead(props: { title: string; children?: JSX.Element }) {
   return (
@@ -13,6 +13,14 @@ export function PageHead(props: { title: string; children?: JSX.Element }) {
 
 /** A table of `rows`; `children` renders one row's <tr>. */
 export function DataTable<T>(props: { columns: string[]; rows: readonly T[] | null | undefined; children: (row: T) => JSX.Element }) {
+  // At phone width every row is a card and each cell names its column (CSS reads data-label).
+  let body!: HTMLTableSectionElement;
+  createEffect(() => {
+    void props.rows;
+    queueMicrotask(() => {
+      for (const tr of body.rows) [...tr.cells].forEach((td, i) => td.colSpan === 1 && props.columns[i] && (td.dataset.label = props.columns[i]));
+    });
+  });
   return (
     <div class="table-wrap">
       <table class="data">
@@ -21,7 +29,7 @@ export function DataTable<T>(props: { columns: string[]; rows: readonly T[] | nu
             <For each={props.columns}>{(c) => <th>{c}</th>}</For>
           </tr>
         </thead>
-        <tbody>
+        <tbody ref={body}>
           <For
             each={props.rows ?? []}
             fallback={

@@ -38,12 +38,14 @@ export default function Users() {
       { name: 'password', type: 'string', help: u ? t('m.leave_empty_to_keep_the_password') : undefined, required: !u },
       { name: 'base_path', type: 'string' },
       { name: 'disabled', type: 'bool' },
+      { name: 'allow_ldap', type: 'bool' },
     ];
     const v = await recordDialog(u ? `${t('edit')} ${u.username}` : `${t('add')} user`, fields, {
       username: u?.username ?? '',
       password: '',
       base_path: u?.base_path ?? '/',
       disabled: String(u?.disabled ?? false),
+      allow_ldap: String(u?.allow_ldap ?? true),
       permission: String(u?.permission ?? 0),
     }, (values, set) => (
       <fieldset class="perms">
@@ -65,7 +67,7 @@ export default function Users() {
       </fieldset>
     ));
     if (!v) return;
-    const body = { ...(u ?? {}), username: v.username, password: v.password, base_path: v.base_path, disabled: bool(v.disabled), permission: Number(v.permission), role: u?.role ?? 0 };
+    const body = { ...(u ?? {}), username: v.username, password: v.password, base_path: v.base_path, disabled: bool(v.disabled), allow_ldap: bool(v.allow_ldap), permission: Number(v.permission), role: u?.role ?? 0 };
     await call(u ? '/admin/user/update' : '/admin/user/create', body);
   };
   return (

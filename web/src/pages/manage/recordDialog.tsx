@@ -1,8 +1,9 @@
-import { For, type JSX } from 'solid-js';
+import type { JSX } from 'solid-js';
 import { createStore } from 'solid-js/store';
 import { showDialog } from '../../components/Dialog';
 import { t } from '../../i18n';
-import Field, { type FieldSpec } from './Field';
+import type { FieldSpec } from './Field';
+import FieldGroups from './FieldGroups';
 
 /** A dialog editing a flat record of string values; resolves with the values, or undefined. */
 export function recordDialog(title: string, fields: FieldSpec[], initial: Record<string, string>, extra?: (values: Record<string, string>, set: (k: string, v: string) => void) => JSX.Element) {
@@ -15,9 +16,7 @@ export function recordDialog(title: string, fields: FieldSpec[], initial: Record
           done({ ...values });
         }}
       >
-        <div class="form-grid">
-          <For each={fields}>{(f) => <Field spec={f} value={values[f.name] ?? ''} onChange={(v) => setValues(f.name, v)} />}</For>
-        </div>
+        <FieldGroups fields={fields} values={values} set={(k, v) => setValues(k, v)} />
         {extra?.(values, (k, v) => setValues(k, v))}
         <div class="actions">
           <button type="button" onClick={() => done()}>

@@ -1,0 +1,27 @@
+import type { Readable } from 'node:stream';
+import { KindError } from '../errors.js';
+import type { ArchiveEntry } from './entries.js';
+
+/** The answer of the original for a missing or wrong archive password: code 202. */
+export const MSG_WRONG_ARCHIVE_PASSWORD = 'wrong archive password';
+export const wrongPassword = () => new KindError('PasswordRequired', MSG_WRONG_ARCHIVE_PASSWORD, 202);
+
+/** An archive opened for reading, whatever its format. */
+export interface OpenedArchive {
+  comment: string;
+  /** Some entry (or the listing itself) needs a password. */
+  encrypted: boolean;
+  /** Every entry with a safe name; unsafe names (zip-slip) are in `refused`. */
+  entries: ArchiveEntry[];
+  refused: string[];
+  /** One file entry's bytes; wrong or missing password → 202. */
+  open(inner: string, password: string, signal?: AbortSignal): Promise<Readable>;
+  /**
+   * Every file entry under `prefix`, in archive order, each handed to `each` with its bytes (one
+   * pass for streaming formats). `each` must consume or destroy the stream.
+   */
+  extract(prefix: string, password: string, each: (entry: ArchiveEntry, body: Readable) => Promise<void>, signal?: AbortSignal): Promise<void>;
+  close(): Promise<void>;
+}
+
+export const under = (prefix: string, p: string) => prefix === '/' || p === prefix || p.startsWith(`${prefix}/`);

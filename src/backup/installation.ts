@@ -1,0 +1,274 @@
+// Export and import of an installation's configuration (`atrium export FILE` / `import FILE`):
+// settings, users (with their password hashes and 2FA secrets), storages, metas and SSH keys.
+// The top-level keys `encrypted`, `settings`, `users`, `storages` and `metas` are those of the
+// OpenList manage page's backup file, in the wire's shapes, so one format serves both; Atrium's
+// own additions are `atrium` (version), the users' secrets, `ssh_keys` and `shares`.
+
+import { z } from 'zod';
+import { userJson } from '../auth/accounts.js';
+import type { Core } from '../core.js';
+import { ROLE_ADMIN, ROLE_GENERAL, ROLE_GUEST, type User } from '../db/users.js';
+import { BadRequest } from '../errors.js';
+import { isoTime } from '../fs/objects.js';
+import { storageBody } from '../server/routes/admin-storages.js';
+import { parseInput } from '../server/validation.js';
+import { FLAG } from '../settings/defaults.js';
+import { VERSION } from '../version.js';
+
+export const BACKUP_FORMAT = 1;
+
+/** Settings that describe state a backup does not hold (the search index's progress). */
+const STATE_SETTINGS = new Set(['index_progress']);
+
+const userEntry = z.object({
+  username: z.string().min(1),
+  base_path: z.string().default('/'),
+  role: z.number().int().default(ROLE_GENERAL),
+  disabled: z.boolean().default(false),
+  permission: z.number().int().default(0),
+  sso_id: z.string().default(''),
+  allow_ldap: z.boolean().default(true),
+  // Atrium's additions; an OpenList backup has none, and such users cannot be restored.
+  pwd_hash: z.string().optional(),
+  salt: z.string().default(''),
+  pwd_ts: z.number().default(0),
+  otp_secret: z.string().default(''),
+  authn: z.string().default('[]'),
+});
+
+const metaEntry = z.object({
+  path: z.string().min(1),
+  password: z.string().default(''),
+  p_sub: z.boolean().default(false),
+  write: z.boolean().default(false),
+  w_sub: z.boolean().default(false),
+  hide: z.string().default(''),
+  h_sub: z.boolean().default(false),
+  readme: z.string().default(''),
+  r_sub: z.boolean().default(false),
+  header: z.string().default(''),
+  header_sub: z.boolean().default(false),
+});
+
+const sshKeyEntry = z.object({
+  username: z.string(),
+  title: z.string(),
+  fingerprint: z.string(),
+  key_str: z.string(),
+  added_time: z.number().default(0),
+  last_used_time: z.number().default(0),
+});
+
+const shareEntry = z.object({
+  id: z.string().min(1),
+  creator: z.string(),
+  files: z.array(z.string()).min(1),
+  expires: z.number().default(0),
+  pwd: z.string().default(''),
+  accessed: z.number().int().default(0),
+  max_accessed: z.number().int().default(0),
+  disabled: z.boolean().default(false),
+  remark: z.string().default(''),
+  readme: z.string().default(''),
+  header: z.string().default(''),
+  created_at: z.number().default(0),
+});
+
+/** What an import accepts (storages are checked entry by entry with the API's storage body). */
+export const backupFile = z.object({
+  encrypted: z.string().default(''),
+  settings: z.array(z.object({ key: z.string(), value: z.string() })).default([]),
+  users: z.array(userEntry).default([]),
+  storages: z.array(z.record(z.string(), z.unknown())).default([]),
+  metas: z.array(metaEntry).default([]),
+  ssh_keys: z.array(sshKeyEntry).default([]),
+  shares: z.array(shareEntry).default([]),
+});
+
+export type BackupFile = z.input<typeof backupFile>;
+
+export async function exportInstallation(core: Core): Promise<Record<string, unknown>> {
+  const { users } = await core.repos.users.list(1, 0);
+  const names = new Map(users.map((u) => [u.id, u.username]));
+  const sshKeys = [];
+  for (const u of users) {
+    const { keys } = await core.repos.sshKeys.ofUser(u.id, 1, 0);
+    for (const k of keys) {
+      sshKeys.push({ username: names.get(k.userId)!, title: k.title, fingerprint: k.fingerprint, key_str: k.keyStr, added_time: k.addedTime, last_used_time: k.lastUsedTime });
+    }
+  }
+  return {
+    encrypted: '',
+    atrium: { version: VERSION.atrium, format: BACKUP_FORMAT, exported_at: new Date().toISOString() },
+    settings: core.settings.list().filter((s) => s.flag !== FLAG.DEPRECATED && !STATE_SETTINGS.has(s.key)),
+    users: users.map((u) => ({
+      ...userJson(u),
+      pwd_hash: u.pwdHash,
+      salt: u.salt,
+      pwd_ts: u.pwdTs,
+      otp_secret: u.otpSecret,
+      authn: u.authn,
+    })),
+    storages: (await core.repos.storages.all()).map((s) => ({ ...s, modified: isoTime(s.modified) })),
+    metas: await core.repos.metas.all(),
+    ssh_keys: sshKeys,
+    shares: (await core.repos.shares.list(1, 0)).shares
+      .filter((sh) => names.has(sh.creatorId))
+      .map((sh) => ({
+        id: sh.id,
+        creator: names.get(sh.creatorId)!,
+        files: sh.files,
+        expires: sh.expires,
+        pwd: sh.pwd,
+        accessed: sh.accessed,
+        max_accessed: sh.maxAccessed,
+        disabled: sh.disabled,
+        remark: sh.remark,
+        readme: sh.readme,
+        header: sh.header,
+        created_at: sh.createdAt,
+      })),
+  };
+}
+
+export interface ImportReport {
+  settings: number;
+  users: { added: number; updated: number; skipped: string[] };
+  storages: { added: number; updated: number };
+  metas: { added: number; updated: number };
+  sshKeys: { added: number; skipped: number };
+  shares: { added: number; updated: number; skipped: number };
+  unknownSettings: string[];
+}
+
+/**
+ * Restores a backup into this installation: entries are matched by their natural key (setting
+ * key, user name — the admin and guest by role —, mount path, meta path, user + key title) and
+ * updated, or added. Everything is checked before anything is written.
+ */
+export async function importInstallation(core: Core, raw: unknown): Promise<ImportReport> {
+  const parsed = backupFile.safeParse(raw);
+  if (!parsed.success) {
+    const i = parsed.error.issues[0]!;
+    throw new BadRequest(`not a backup file: ${i.path.join('.') || 'top level'}: ${i.message}`);
+  }
+  const file = parsed.data;
+  if (file.encrypted) throw new BadRequest('the backup is encrypted: export it again from OpenList without a password');
+  const storages = file.storages.map((s, i) => {
+    try {
+      return parseInput(storageBody, { ...s, id: undefined });
+    } catch (err) {
+      throw new BadRequest(`storages[${i}] (${String(s.mount_path)}): ${(err as Error).message}`);
+    }
+  });
+
+  const report: ImportReport = {
+    settings: 0,
+    users: { added: 0, updated: 0, skipped: [] },
+    storages: { added: 0, updated: 0 },
+    metas: { added: 0, updated: 0 },
+    sshKeys: { added: 0, skipped: 0 },
+    shares: { added: 0, updated: 0, skipped: 0 },
+    unknownSettings: [],
+  };
+
+  const known = new Map(core.settings.list().map((s) => [s.key, s]));
+  const settings = file.settings.filter((s) => {
+    const item = known.get(s.key);
+    if (!item) report.unknownSettings.push(s.key);
+    // Only changed values are saved (and checked): a stored value is taken as it is.
+    return item !== undefined && item.value !== s.value && item.flag !== FLAG.READONLY && item.flag !== FLAG.DEPRECATED && !STATE_SETTINGS.has(s.key);
+  });
+  await core.settings.saveMany(settings);
+  report.settings = settings.length;
+
+  for (const u of file.users) {
+    const existing = u.role === ROLE_ADMIN || u.role === ROLE_GUEST ? await core.repos.users.byRole(u.role) : await core.repos.users.byUsername(u.username);
+    const fields = {
+      username: u.username,
+      basePath: u.base_path,
+      role: u.role,
+      permission: u.permission,
+      disabled: u.role === ROLE_ADMIN ? false : u.disabled,
+      ssoId: u.sso_id,
+      allowLdap: u.allow_ldap,
+    };
+    if (existing) {
+      const next: User = { ...existing, ...fields };
+      if (u.pwd_hash !== undefined) Object.assign(next, { pwdHash: u.pwd_hash, salt: u.salt, pwdTs: u.pwd_ts, otpSecret: u.otp_secret, authn: u.authn });
+      await core.repos.users.update(next);
+      report.users.updated++;
+    } else if (u.pwd_hash === undefined || u.role !== ROLE_GENERAL) {
+      report.users.skipped.push(u.username);
+    } else {
+      await core.repos.users.create({ ...fields, pwdHash: u.pwd_hash, salt: u.salt, pwdTs: u.pwd_ts, otpSecret: u.otp_secret, otpLastStep: 0, authn: u.authn });
+      report.users.added++;
+    }
+  }
+
+  for (const s of storages) {
+    const existing = await core.repos.storages.byMountPath(s.mount_path);
+    const row = { ...s, status: '', modified: Date.now() };
+    delete (row as { id?: number }).id;
+    if (existing) {
+      await core.repos.storages.update({ ...row, id: existing.id });
+      report.storages.updated++;
+    } else {
+      await core.repos.storages.create(row);
+      report.storages.added++;
+    }
+  }
+
+  for (const m of file.metas) {
+    const existing = await core.repos.metas.byPath(m.path);
+    if (existing) {
+      await core.repos.metas.update({ ...m, id: existing.id });
+      report.metas.updated++;
+    } else {
+      await core.repos.metas.create(m);
+      report.metas.added++;
+    }
+  }
+  await core.metas.reload();
+
+  for (const k of file.ssh_keys) {
+    const user = await core.repos.users.byUsername(k.username);
+    if (!user || (await core.repos.sshKeys.byUserTitle(user.id, k.title))) {
+      report.sshKeys.skipped++;
+      continue;
+    }
+    await core.repos.sshKeys.create({ userId: user.id, title: k.title, fingerprint: k.fingerprint, keyStr: k.key_str, addedTime: k.added_time, lastUsedTime: k.last_used_time });
+    report.sshKeys.added++;
+  }
+
+  // A share is kept under its id (its links stay valid); one whose creator is not here is skipped.
+  for (const sh of file.shares) {
+    const creator = await core.repos.users.byUsername(sh.creator);
+    if (!creator) {
+      report.shares.skipped++;
+      continue;
+    }
+    const row = {
+      id: sh.id,
+      files: sh.files,
+      expires: sh.expires,
+      pwd: sh.pwd,
+      accessed: sh.accessed,
+      maxAccessed: sh.max_accessed,
+      creatorId: creator.id,
+      disabled: sh.disabled,
+      remark: sh.remark,
+      readme: sh.readme,
+      header: sh.header,
+      createdAt: sh.created_at || Date.now(),
+    };
+    if (await core.repos.shares.byId(sh.id)) {
+      await core.repos.shares.update(row);
+      report.shares.updated++;
+    } else {
+      await core.repos.shares.create(row);
+      report.shares.added++;
+    }
+  }
+  return report;
+}

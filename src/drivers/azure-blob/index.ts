@@ -1,0 +1,284 @@
+import { isIP } from 'node:net';
+import path from 'node:path';
+import { pipeline, type Readable } from 'node:stream';
+import type { ContainerClient } from '@azure/storage-blob';
+import { Upstream } from '../../errors.js';
+import { lazyRequire } from '../../util/lazy-require.js';
+import { checkSegment, peerPath, PermissionDenied, rootOf } from '../peer.js';
+import {
+  type Driver,
+  type DriverFactory,
+  driverConfig,
+  type FormItem,
+  item,
+  type Link,
+  ObjectNotFound,
+  type Obj,
+  readAddition,
+  type UploadStream,
+} from '../types.js';
+import { CheckedStream } from '../write-file.js';
+
+const loadAzure = lazyRequire<typeof import('@azure/storage-blob')>('@azure/storage-blob');
+
+// OpenList's items, in its order (drivers/azure_blob/meta.go; root_folder_path from driver.RootPath).
+const ADDITIONAL: FormItem[] = [
+  item('root_folder_path', 'string', { default: '/', required: true }),
+  item('endpoint', 'string', {
+    required: true,
+    default: 'https://<accountname>.blob.core.windows.net/',
+    help: 'e.g. https://accountname.blob.core.windows.net/. The full endpoint URL for Azure Storage, including the unique storage account name (3 ~ 24 numbers and lowercase letters only).',
+  }),
+  item('access_key', 'string', { required: true, help: 'The access key for Azure Storage, used for authentication. https://learn.microsoft.com/azure/storage/common/storage-account-keys-manage' }),
+  item('container_name', 'string', { required: true, help: 'The name of the container in Azure Storage (created in the Azure portal). https://learn.microsoft.com/azure/storage/blobs/blob-containers-portal' }),
+  item('sign_url_expire', 'number', { default: '4', help: 'The expiration time for SAS URLs, in hours.' }),
+];
+
+/** Blob kept in an otherwise empty "folder" so that it exists; never listed. */
+const PLACEHOLDER = '.placeholder';
+/** Block uploads: 8 MiB blocks, four in flight (32 MiB of buffers per upload at most). */
+const BLOCK_SIZE = 8 * 1024 * 1024;
+const BLOCKS_IN_FLIGHT = 4;
+
+function azureError(err: unknown): Error {
+  const e = err as { statusCode?: number; code?: string; message?: string };
+  if (e.statusCode === 404 || e.code === 'BlobNotFound') return new ObjectNotFound();
+  if (e.statusCode === 403) return new PermissionDenied(e.code ?? '');
+  if (e.code) return new Upstream(`azure blob storage: ${e.code}`);
+  return err instanceof Error ? err : new Error(String(err));
+}
+
+/**
+ * The account an endpoint names: the first label of `<account>.blob.core.windows.net`, or the
+ * first path segment of a path-style endpoint (`http://127.0.0.1:10000/<account>`, the emulator's).
+ */
+export function accountOf(endpoint: URL): { account: string; pathStyle: boolean } {
+  const host = endpoint.hostname.replace(/^\[|\]$/g, '');
+  const pathStyle = isIP(host) !== 0 || host === 'localhost' || !host.includes('.');
+  const account = pathStyle ? (endpoint.pathname.split('/').filter(Boolean)[0] ?? '') : host.split('.')[0]!;
+  return { account, pathStyle };
+}
+
+/**
+ * OpenList's Azure Blob Storage: a container (below root_folder_path) through @azure/storage-blob
+ * with the account's shared key. Folders are name prefixes, an empty one holds `.placeholder`;
+ * downloads redirect to a read-only SAS URL valid sign_url_expire hours; uploads are streamed as
+ * blocks and committed at the end; copies are server-side (rename and move: copy + delete).
+ */
+export class AzureBlobDriver implements Driver {
+  private container!: ContainerClient;
+  private readonly prefix: string;
+  private readonly endpoint: URL;
+
+  constructor(private readonly opts: Record<string, unknown>) {
+    const root = rootOf(opts.root_folder_path);
+    this.prefix = root === '/' ? '' : `${root.slice(1)}/`;
+    const ep = String(opts.endpoint).trim();
+    this.endpoint = new URL(/^[a-z]+:\/\//i.test(ep) ? ep : `https://${ep}`);
+  }
+
+  async init(): Promise<void> {
+    const { BlobServiceClient, StorageSharedKeyCredential } = loadAzure();
+    const { account } = accountOf(this.endpoint);
+    if (!account) throw new Error(`no account name in the endpoint ${this.endpoint.href}`);
+    const credential = new StorageSharedKeyCredential(account, String(this.opts.access_key));
+    const service = new BlobServiceClient(this.endpoint.href.replace(/\/$/, ''), credential, { retryOptions: { maxTries: 3, tryTimeoutInMs: 30_000 } });
+    this.container = service.getContainerClient(String(this.opts.container_name));
+    try {
+      await this.container.getProperties();
+    } catch (err) {
+      const e = err as { statusCode?: number };
+      if (e.statusCode === 404) throw new Error(`container ${String(this.opts.container_name)} not found`);
+      throw azureError(err);
+    }
+  }
+
+  async drop(): Promise<void> {}
+
+  addition(): Record<string, unknown> {
+    return this.opts;
+  }
+
+  private name(rel: string): string {
+    return `${this.prefix}${peerPath('/', rel).slice(1)}`;
+  }
+
+  private dirPrefix(rel: string): string {
+    const k = this.name(rel);
+    return k === '' || k.endsWith('/') ? k : `${k}/`;
+  }
+
+  private async call<T>(op: () => Promise<T>): Promise<T> {
+    try {
+      return await op();
+    } catch (err) {
+      throw azureError(err);
+    }
+  }
+
+  async list(dir: string): Promise<Obj[]> {
+    const prefix = this.dirPrefix(dir);
+    const out: Obj[] = [];
+    let seen = false;
+    await this.call(async () => {
+      for await (const it of this.container.listBlobsByHierarchy('/', { prefix })) {
+        seen = true;
+        const name = it.name.slice(prefix.length).replace(/\/$/, '');
+        if (name === '' || name === PLACEHOLDER) continue;
+        if (it.kind === 'prefix') out.push({ name, size: 0, isDir: true, modified: new Date(0) });
+        else {
+          const obj: Obj = { name, size: it.properties.contentLength ?? 0, isDir: false, modified: it.properties.lastModified ?? new Date(0) };
+          const md5 = it.properties.contentMD5;
+          if (md5 && md5.length === 16) obj.hash = { md5: Buffer.from(md5).toString('hex') };
+          out.push(obj);
+        }
+      }
+    });
+    if (!seen && prefix !== this.prefix) throw new ObjectNotFound();
+    return out;
+  }
+
+  private async head(name: string): Promise<{ size: number; modified: Date } | undefined> {
+    try {
+      const p = await this.container.getBlobClient(name).getProperties();
+      return { size: p.contentLength ?? 0, modified: p.lastModified ?? new Date(0) };
+    } catch (err) {
+      const e = azureError(err);
+      if (e instanceof ObjectNotFound) return undefined;
+      throw e;
+    }
+  }
+
+  private async isDir(rel: string): Promise<boolean> {
+    const prefix = this.dirPrefix(rel);
+    if (prefix === this.prefix) return true;
+    return this.call(async () => {
+      for await (const page of this.container.listBlobsFlat({ prefix }).byPage({ maxPageSize: 1 })) return page.segment.blobItems.length > 0;
+      return false;
+    });
+  }
+
+  async get(rel: string): Promise<Obj> {
+    const name = rel === '/' ? '' : path.posix.basename(peerPath('/', rel));
+    if (this.name(rel) !== '' && name !== '') {
+      const h = await this.head(this.name(rel));
+      if (h) return { name, size: h.size, isDir: false, modified: h.modified };
+    }
+    if (await this.isDir(rel)) return { name, size: 0, isDir: true, modified: new Date(0) };
+    throw new ObjectNotFound();
+  }
+
+  async link(rel: string): Promise<Link> {
+    const blobName = this.name(rel);
+    const h = await this.head(blobName);
+    if (!h) throw new ObjectNotFound();
+    const { BlobSASPermissions } = loadAzure();
+    const hours = Number(this.opts.sign_url_expire) > 0 ? Number(this.opts.sign_url_expire) : 4;
+    const seconds = Math.max(60, Math.round(hours * 3600));
+    const blob = this.container.getBlobClient(blobName);
+    const url = await this.call(() => blob.generateSasUrl({ permissions: BlobSASPermissions.parse('r'), expiresOn: new Date(Date.now() + seconds * 1000) }));
+    return {
+      url,
+      expiration: seconds * 1000,
+      file: { size: h.size, modified: h.modified, open: (start, end) => this.openRange(blobName, start, end) },
+    };
+  }
+
+  private async openRange(blobName: string, start: number, end: number): Promise<Readable> {
+    const res = await this.call(() => this.container.getBlobClient(blobName).download(start, end - start + 1));
+    if (!res.readableStreamBody) throw new Upstream('the storage sent no body');
+    return res.readableStreamBody as Readable;
+  }
+
+  async makeDir(parent: string, name: string): Promise<void> {
+    const blobName = `${this.dirPrefix(parent)}${checkSegment(name)}/${PLACEHOLDER}`;
+    await this.call(() => this.container.getBlockBlobClient(blobName).upload('', 0));
+  }
+
+  private async namesUnder(prefix: string): Promise<string[]> {
+    const names: string[] = [];
+    await this.call(async () => {
+      for await (const b of this.container.listBlobsFlat({ prefix })) names.push(b.name);
+    });
+    return names;
+  }
+
+  /** Server-side copy of one blob (within the container, authorized by the same key). */
+  private async copyBlob(from: string, to: string): Promise<void> {
+    const source = this.container.getBlobClient(from).url;
+    await this.call(async () => {
+      const poller = await this.container.getBlobClient(to).beginCopyFromURL(source);
+      await poller.pollUntilDone();
+    });
+  }
+
+  private async copyPath(src: string, dst: string): Promise<string[]> {
+    const obj = await this.get(src);
+    if (!obj.isDir) {
+      await this.copyBlob(this.name(src), this.name(dst));
+      return [this.name(src)];
+    }
+    const from = this.dirPrefix(src);
+    const to = this.dirPrefix(dst);
+    const names = await this.namesUnder(from);
+    for (let i = 0; i < names.length; i += 8) await Promise.all(names.slice(i, i + 8).map((n) => this.copyBlob(n, to + n.slice(from.length))));
+    if (names.length === 0) await this.makeDir(path.posix.dirname(dst), path.posix.basename(dst));
+    return names;
+  }
+
+  private async deleteBlobs(names: string[]): Promise<void> {
+    for (let i = 0; i < names.length; i += 16) {
+      await Promise.all(names.slice(i, i + 16).map((n) => this.call(() => this.container.getBlobClient(n).deleteIfExists())));
+    }
+  }
+
+  async copy(src: string, dstDir: string): Promise<void> {
+    await this.copyPath(src, path.posix.join(peerPath('/', dstDir), path.posix.basename(peerPath('/', src))));
+  }
+
+  private async relocate(src: string, dst: string): Promise<void> {
+    await this.deleteBlobs(await this.copyPath(src, dst));
+  }
+
+  async rename(rel: string, newName: string): Promise<void> {
+    const p = peerPath('/', rel);
+    await this.relocate(p, path.posix.join(path.posix.dirname(p), checkSegment(newName)));
+  }
+
+  async move(src: string, dstDir: string): Promise<void> {
+    const p = peerPath('/', src);
+    await this.relocate(p, path.posix.join(peerPath('/', dstDir), path.posix.basename(p)));
+  }
+
+  async remove(rel: string): Promise<void> {
+    if (this.dirPrefix(rel) === this.prefix) throw new Error('the root folder can not be removed');
+    const obj = await this.get(rel);
+    await this.deleteBlobs(obj.isDir ? await this.namesUnder(this.dirPrefix(rel)) : [this.name(rel)]);
+  }
+
+  /**
+   * Streams the upload as staged blocks and commits the block list at the end: the blob changes
+   * only when every block is there; a failed upload leaves uncommitted blocks, which the service
+   * discards (after a week at most) and never shows.
+   */
+  async put(dstDir: string, up: UploadStream): Promise<void> {
+    const blobName = `${this.dirPrefix(dstDir)}${checkSegment(up.name)}`;
+    const checked = new CheckedStream(up);
+    pipeline(up.stream, checked, () => undefined);
+    try {
+      await this.container.getBlockBlobClient(blobName).uploadStream(checked, BLOCK_SIZE, BLOCKS_IN_FLIGHT, {
+        abortSignal: up.signal,
+        blobHTTPHeaders: { blobContentType: up.mimetype || undefined },
+      });
+    } catch (err) {
+      checked.destroy();
+      throw err instanceof Error && err.name === 'UploadIntegrityError' ? err : azureError(err);
+    }
+  }
+}
+
+export const azureBlobDriver: DriverFactory = {
+  config: driverConfig({ name: 'Azure Blob Storage', localSort: true, checkStatus: true }),
+  additional: ADDITIONAL,
+  create: (addition) => new AzureBlobDriver(readAddition(ADDITIONAL, addition)),
+};

@@ -1,0 +1,210 @@
+import { createHash, randomBytes } from 'node:crypto';
+import { createReadStream, createWriteStream } from 'node:fs';
+import { mkdir, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { PassThrough, type Readable, Transform } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { Core } from '../../core.js';
+import type { View } from '../../view/view.js';
+import { S3Error } from './errors.js';
+import { etagOf } from './etag.js';
+import { type Principal, requireWriter } from './principal.js';
+import { document, type XmlNode } from './xml.js';
+
+/** Where multipart uploads are staged, below temp_dir. */
+export const STAGING_FOLDER = 's3-multipart';
+const MAX_PART = 10_000;
+/** Uploads neither completed nor aborted are dropped after this long (at start-up). */
+export const UPLOAD_MAX_AGE_MS = 7 * 24 * 3600_000;
+/** S3's smallest part but the last (5 MiB). */
+const MIN_PART_SIZE = 5 * 1024 * 1024;
+
+interface UploadMeta {
+  bucket: string;
+  key: string;
+  userId: number;
+  initiated: string;
+  contentType?: string;
+}
+
+const noSuchUpload = () => new S3Error(404, 'NoSuchUpload', 'The specified multipart upload does not exist. The upload ID might be invalid, or the upload might have been aborted or completed.');
+const partFile = (n: number) => `part-${String(n).padStart(5, '0')}`;
+
+/**
+ * Multipart uploads staged as files under `temp_dir/s3-multipart/<upload id>/`: one file per part
+ * (written to a temporary name, renamed when whole, its MD5 beside it), streamed into the tree
+ * through the view on completion, so the object appears whole or not at all.
+ */
+export class Multipart {
+  private readonly root: string;
+
+  constructor(core: Core) {
+    this.root = path.join(core.config.temp_dir, STAGING_FOLDER);
+  }
+
+  /** Drops staged uploads older than UPLOAD_MAX_AGE_MS (clients that died mid-upload); they survive a restart otherwise. */
+  async dropStale(now = Date.now()): Promise<number> {
+    let dropped = 0;
+    for (const id of await readdir(this.root).catch(() => [] as string[])) {
+      const dir = path.join(this.root, id);
+      const st = await stat(path.join(dir, 'meta.json')).catch(() => stat(dir).catch(() => undefined));
+      if (st && now - st.mtimeMs > UPLOAD_MAX_AGE_MS) {
+        await rm(dir, { recursive: true, force: true });
+        dropped++;
+      }
+    }
+    return dropped;
+  }
+
+  private dir(id: string): string {
+    if (!/^[0-9a-f]{32}$/.test(id)) throw noSuchUpload();
+    return path.join(this.root, id);
+  }
+
+  private async meta(p: Principal, id: string): Promise<UploadMeta> {
+    let meta: UploadMeta;
+    try {
+      meta = JSON.parse(await readFile(path.join(this.dir(id), 'meta.json'), 'utf8')) as UploadMeta;
+    } catch {
+      throw noSuchUpload();
+    }
+    if (meta.userId !== p.user.id) throw noSuchUpload();
+    return meta;
+  }
+
+  async create(reply: FastifyReply, p: Principal, view: View, bucket: string, key: string) {
+    requireWriter(p);
+    if (key.endsWith('/')) throw new S3Error(400, 'InvalidRequest', 'A key ending in "/" names a folder.');
+    view.checkPut(view.virtual(key));
+    const id = randomBytes(16).toString('hex');
+    await mkdir(this.dir(id), { recursive: true });
+    const meta: UploadMeta = { bucket, key, userId: p.user.id, initiated: new Date().toISOString() };
+    await writeFile(path.join(this.dir(id), 'meta.json'), JSON.stringify(meta));
+    return reply.type('application/xml').send(document('InitiateMultipartUploadResult', [['Bucket', bucket], ['Key', key], ['UploadId', id]]));
+  }
+
+  async uploadPart(_req: FastifyRequest, reply: FastifyReply, p: Principal, id: string, partNumber: string | undefined, body: { stream: Readable; size: number; failure: () => S3Error | undefined }) {
+    requireWriter(p);
+    await this.meta(p, id);
+    const n = Number(partNumber);
+    if (!Number.isInteger(n) || n < 1 || n > MAX_PART) throw new S3Error(400, 'InvalidArgument', 'Part number must be an integer between 1 and 10000, inclusive.');
+    const dir = this.dir(id);
+    const tmp = path.join(dir, `${partFile(n)}.${randomBytes(4).toString('hex')}.tmp`);
+    const md5 = createHash('md5');
+    let written = 0;
+    const hashing = new Transform({
+      transform(chunk: Buffer, _e, done) {
+        md5.update(chunk);
+        written += chunk.length;
+        done(null, chunk);
+      },
+    });
+    try {
+      await pipeline(body.stream, hashing, createWriteStream(tmp));
+      if (body.size >= 0 && written !== body.size) throw new S3Error(400, 'IncompleteBody', 'The request body is shorter or longer than its declared length.');
+      const etag = md5.digest('hex');
+      await writeFile(path.join(dir, `${partFile(n)}.md5`), etag);
+      await rename(tmp, path.join(dir, partFile(n)));
+      return reply.code(200).header('ETag', `"${etag}"`).send();
+    } catch (err) {
+      await rm(tmp, { force: true });
+      throw body.failure() ?? err;
+    }
+  }
+
+  /** The parts staged so far: number, size, MD5 and time. */
+  private async parts(id: string): Promise<Array<{ n: number; size: number; etag: string; modified: Date }>> {
+    const dir = this.dir(id);
+    const out = [];
+    for (const name of await readdir(dir)) {
+      const m = /^part-(\d{5})$/.exec(name);
+      if (!m) continue;
+      const st = await stat(path.join(dir, name));
+      const etag = await readFile(path.join(dir, `${name}.md5`), 'utf8').catch(() => '');
+      out.push({ n: Number(m[1]), size: st.size, etag, modified: st.mtime });
+    }
+    return out.sort((a, b) => a.n - b.n);
+  }
+
+  async complete(reply: FastifyReply, p: Principal, view: View, id: string, bucket: string, key: string, body: Record<string, unknown>) {
+    requireWriter(p);
+    const meta = await this.meta(p, id);
+    if (meta.bucket !== bucket || meta.key !== key) throw noSuchUpload();
+    const asked = ((body.CompleteMultipartUpload as { Part?: Array<{ PartNumber?: string; ETag?: string }> } | undefined)?.Part ?? []).map((x) => ({
+      n: Number(x.PartNumber),
+      etag: String(x.ETag ?? '').replace(/"/g, '').toLowerCase(),
+    }));
+    if (asked.length === 0) throw new S3Error(400, 'MalformedXML', 'The XML you provided was not well-formed.');
+    const staged = new Map((await this.parts(id)).map((x) => [x.n, x]));
+    let prev = 0;
+    let total = 0;
+    for (const [i, a] of asked.entries()) {
+      if (!(a.n > prev)) throw new S3Error(400, 'InvalidPartOrder', 'The list of parts was not in ascending order.');
+      prev = a.n;
+      const have = staged.get(a.n);
+      if (!have || (a.etag !== '' && a.etag !== have.etag)) throw new S3Error(400, 'InvalidPart', `Part ${a.n} was not uploaded or its ETag differs.`);
+      if (i < asked.length - 1 && have.size < MIN_PART_SIZE) throw new S3Error(400, 'EntityTooSmall', 'Your proposed upload is smaller than the minimum allowed object size.');
+      total += have.size;
+    }
+    const dir = this.dir(id);
+    const joined = new PassThrough();
+    void (async () => {
+      for (const a of asked) await pipeline(createReadStream(path.join(dir, partFile(a.n))), joined, { end: false });
+      joined.end();
+    })().catch((err: unknown) => joined.destroy(err as Error));
+    const target = view.virtual(key);
+    await view.put(target, { name: view.checkPut(target), size: total, stream: joined }, true);
+    await rm(dir, { recursive: true, force: true });
+    const obj = await view.stat(target);
+    return reply.type('application/xml').send(document('CompleteMultipartUploadResult', [['Bucket', bucket], ['Key', key], ['ETag', etagOf(obj)]]));
+  }
+
+  async abort(reply: FastifyReply, p: Principal, id: string) {
+    requireWriter(p);
+    await this.meta(p, id);
+    await rm(this.dir(id), { recursive: true, force: true });
+    return reply.code(204).send();
+  }
+
+  async listParts(reply: FastifyReply, p: Principal, id: string, bucket: string, key: string, q: Map<string, string>) {
+    const meta = await this.meta(p, id);
+    if (meta.bucket !== bucket || meta.key !== key) throw noSuchUpload();
+    const marker = Number(q.get('part-number-marker') ?? 0) || 0;
+    const max = Math.min(Number(q.get('max-parts') ?? 1000) || 1000, 1000);
+    const all = (await this.parts(id)).filter((x) => x.n > marker);
+    const page = all.slice(0, max);
+    const truncated = all.length > max;
+    const parts: XmlNode[] = page.map((x) => ['Part', [['PartNumber', x.n], ['LastModified', x.modified.toISOString()], ['ETag', `"${x.etag}"`], ['Size', x.size]]]);
+    return reply.type('application/xml').send(
+      document('ListPartsResult', [
+        ['Bucket', bucket],
+        ['Key', key],
+        ['UploadId', id],
+        ['PartNumberMarker', marker],
+        truncated ? ['NextPartNumberMarker', page[page.length - 1]!.n] : undefined,
+        ['MaxParts', max],
+        ['IsTruncated', truncated],
+        ...parts,
+      ]),
+    );
+  }
+
+  async listUploads(reply: FastifyReply, p: Principal, bucket: string, q: Map<string, string>) {
+    const prefix = q.get('prefix') ?? '';
+    const uploads: XmlNode[] = [];
+    const ids = await readdir(this.root).catch(() => [] as string[]);
+    const found: Array<{ id: string; meta: UploadMeta }> = [];
+    for (const id of ids) {
+      const meta = await this.meta(p, id).catch(() => undefined);
+      if (meta && meta.bucket === bucket && meta.key.startsWith(prefix)) found.push({ id, meta });
+    }
+    found.sort((a, b) => (a.meta.key < b.meta.key ? -1 : a.meta.key > b.meta.key ? 1 : a.meta.initiated < b.meta.initiated ? -1 : 1));
+    for (const { id, meta } of found.slice(0, 1000)) {
+      uploads.push(['Upload', [['Key', meta.key], ['UploadId', id], ['Initiated', meta.initiated], ['StorageClass', 'STANDARD']]]);
+    }
+    return reply.type('application/xml').send(
+      document('ListMultipartUploadsResult', [['Bucket', bucket], ['Prefix', prefix], ['MaxUploads', 1000], ['IsTruncated', found.length > 1000], ...uploads]),
+    );
+  }
+}

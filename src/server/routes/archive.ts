@@ -1,0 +1,171 @@
+import path from 'node:path';
+import { pipeline } from 'node:stream/promises';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { z } from 'zod';
+import type { Core } from '../../core.js';
+import { mustProxy } from '../../drivers/form.js';
+import { cleanInner, type TreeNode } from '../../archive/entries.js';
+import { archiveExtensions } from '../../archive/formats.js';
+import { Forbidden } from '../../errors.js';
+import { isoTime } from '../../fs/objects.js';
+import { RawView } from '../../view/raw.js';
+import { taskJson } from '../../tasks/manager.js';
+import { ANY, apiRoute } from '../route.js';
+import { archiveObjShape, archiveTreeShape, pageShape, taskShape } from '../shapes.js';
+import { contentDisposition, contentTypeOf } from '../send-file.js';
+import { apiUrl, encodePath } from '../urls.js';
+import { boolish, int } from '../validation.js';
+
+const metaInput = z.object({
+  path: z.string().default('/'),
+  password: z.string().default(''),
+  archive_pass: z.string().default(''),
+  refresh: boolish().optional(),
+});
+
+const listSetting = (core: Core, key: string) => core.settings.get(key).split(',').map((s) => s.trim()).filter(Boolean);
+
+/**
+ * `/api/public/archive_extensions`, `/api/fs/archive/meta|list|decompress` (OpenList's shapes)
+ * and the raw entry links `/ad/*`, `/ap/*`, `/ae/*`. Access is the per-user view's (the archive
+ * file's hide, password and permission bits) and, for raw links, the archive path's sign.
+ */
+export function archiveRoutes(app: FastifyInstance, core: Core): void {
+  /** An inner entry as OpenList's ObjResp without sign and thumb. */
+  const objOf = (n: TreeNode) => ({
+    name: n.name,
+    size: n.size,
+    is_dir: n.isDir,
+    modified: isoTime(n.modified),
+    created: isoTime(n.modified),
+    sign: '',
+    thumb: '',
+    type: n.isDir ? 1 : core.fileTypes.ofName(n.name),
+    hashinfo: 'null',
+    hash_info: null,
+  });
+  type ContentResp = ReturnType<typeof objOf> & { children: ContentResp[] | null };
+  const treeOf = (nodes: TreeNode[]): ContentResp[] => nodes.map((n) => ({ ...objOf(n), children: n.isDir ? treeOf(n.children) : null }));
+
+  apiRoute(app, core, {
+    method: ANY,
+    url: '/api/public/archive_extensions',
+    output: z.array(z.string()).describe('file name suffixes of the archives that can be read'),
+    auth: 'none',
+    handler: () => archiveExtensions(),
+  });
+
+  apiRoute(app, core, {
+    method: ANY,
+    url: '/api/fs/archive/meta',
+    output: z.object({ comment: z.string(), encrypted: z.boolean(), content: z.array(archiveTreeShape), raw_url: z.string(), sign: z.string() }),
+    auth: 'user',
+    from: 'any',
+    input: metaInput,
+    handler: async ({ input, principal, req }) => {
+      const view = core.views.for(principal.user, { front: 'api', password: input.password });
+      const reqPath = view.virtual(input.path);
+      const meta = await view.archiveMeta(reqPath, { password: input.archive_pass, refresh: input.refresh ?? false });
+      const parent = path.posix.dirname(reqPath);
+      const signed = view.signTest(parent, view.storageOf(reqPath))(path.posix.basename(reqPath));
+      return {
+        comment: meta.comment,
+        encrypted: meta.encrypted,
+        content: treeOf(meta.tree.children),
+        raw_url: `${apiUrl(req, core.config.site_url)}/ae${encodePath(reqPath)}`,
+        sign: signed ? core.signer.sign(reqPath) : '',
+      };
+    },
+  });
+
+  apiRoute(app, core, {
+    method: ANY,
+    url: '/api/fs/archive/list',
+    output: pageShape(archiveObjShape),
+    auth: 'user',
+    from: 'any',
+    input: metaInput.extend({ inner_path: z.string().default('/'), page: int().optional(), per_page: int().optional() }),
+    handler: async ({ input, principal }) => {
+      const view = core.views.for(principal.user, { front: 'api', password: input.password });
+      const reqPath = view.virtual(input.path);
+      const nodes = await view.archiveList(reqPath, cleanInner(input.inner_path), { password: input.archive_pass, refresh: input.refresh ?? false });
+      const total = nodes.length;
+      const page = input.page && input.page > 0 ? input.page : 1;
+      const perPage = input.per_page && input.per_page > 0 ? input.per_page : 0;
+      const start = perPage > 0 ? Math.min((page - 1) * perPage, total) : 0;
+      const end = perPage > 0 ? Math.min(start + perPage, total) : total;
+      return { content: nodes.slice(start, end).map(objOf), total };
+    },
+  });
+
+  apiRoute(app, core, {
+    method: 'POST',
+    url: '/api/fs/archive/decompress',
+    output: z.object({ task: z.array(taskShape) }),
+    auth: 'user',
+    input: z.object({
+      src_dir: z.string().default('/'),
+      dst_dir: z.string().default('/'),
+      name: z.array(z.string()).default([]),
+      archive_pass: z.string().default(''),
+      /** Atrium's own: the folder password of a protected source or target folder. */
+      password: z.string().default(''),
+      inner_path: z.string().default('/'),
+      cache_full: boolish().optional(),
+      put_into_new_dir: boolish().optional(),
+      overwrite: boolish().optional(),
+    }),
+    handler: async ({ input, principal }) => {
+      const view = core.views.for(principal.user, { front: 'api', password: input.password });
+      const tasks = await view.decompress(view.virtual(input.src_dir), input.name, view.virtual(input.dst_dir), {
+        password: input.archive_pass,
+        inner: cleanInner(input.inner_path),
+        putIntoNewDir: input.put_into_new_dir ?? false,
+        overwrite: input.overwrite ?? false,
+      });
+      return { task: tasks.map(taskJson) };
+    },
+  });
+
+  const raw = new RawView(core);
+  const entry = (kind: 'ad' | 'ap' | 'ae') => async (req: FastifyRequest, reply: FastifyReply) => {
+    const virtualPath = raw.virtual((req.params as { '*': string })['*']);
+    const query = req.query as { sign?: string; inner?: string; pass?: string };
+    await core.storages.ready();
+    const storage = raw.storageOf(virtualPath);
+    raw.requireSign(virtualPath, storage, query.sign ?? '');
+    const inner = cleanInner(query.inner);
+    const name = path.posix.basename(inner);
+    if (kind === 'ap') {
+      // As /p: only where the storage proxies, or for the proxied types.
+      const ext = path.posix.extname(name).slice(1).toLowerCase();
+      const canProxy = mustProxy(storage.factory.config) || storage.row.web_proxy || storage.row.webdav_policy === 'use_proxy_url' || listSetting(core, 'proxy_types').includes(ext) || listSetting(core, 'text_types').includes(ext);
+      if (!canProxy) throw new Forbidden('proxy not allowed');
+    }
+    const controller = new AbortController();
+    req.raw.once('close', () => controller.abort());
+    const { stream, entry: e } = await raw.archiveEntry(virtualPath, inner, query.pass ?? '', controller.signal);
+    const type = contentTypeOf(name);
+    reply.hijack();
+    reply.raw.writeHead(200, {
+      'content-type': type,
+      'content-disposition': contentDisposition('attachment', name),
+      'referrer-policy': 'no-referrer',
+      'cache-control': type.startsWith('image') ? 'max-age=86400' : 'max-age=0, no-cache, no-store, must-revalidate',
+      ...(e.size > 0 ? { 'content-length': String(e.size) } : {}),
+      'last-modified': e.modified.toUTCString(),
+    });
+    if (req.method === 'HEAD') {
+      stream.destroy();
+      return reply.raw.end();
+    }
+    try {
+      await pipeline(stream, reply.raw);
+    } catch {
+      reply.raw.destroy();
+    }
+  };
+  for (const kind of ['ad', 'ap', 'ae'] as const) {
+    app.route({ method: ['GET', 'HEAD'], url: `/${kind}/*`, handler: entry(kind) });
+  }
+}

@@ -1,0 +1,233 @@
+import path from 'node:path';
+import { safeEqual } from '../auth/password.js';
+import { can, isAdmin, PERM } from '../auth/permissions.js';
+import type { Core } from '../core.js';
+import type { Share, SharesRepo } from '../db/shares.js';
+import type { User } from '../db/users.js';
+import { BadRequest, Forbidden, KindError, NotFound } from '../errors.js';
+import { cleanPath, isSubPath } from '../util/paths.js';
+import { randomAlnum } from '../util/random.js';
+import { ShareView, SHARE_FRONT } from '../view/share.js';
+import type { ShareStreams } from './streams.js';
+
+export const MSG_SHARE_MISSING = 'the share does not exist';
+export const MSG_SHARE_INVALID = 'the share has expired or is no longer valid';
+export const MSG_WRONG_SHARE_CODE = 'wrong share code';
+export const MSG_SHARING_NOT_FOUND = 'sharing not found';
+
+/** 22 base62 characters: log2(62^22) ≈ 131 bits. */
+export const SHARE_ID_LENGTH = 22;
+const CUSTOM_ID = /^[\p{L}\p{N}_-]{1,64}$/u;
+/** OpenList counts a client address once per share in this window. */
+const ACCESS_WINDOW_MS = 30 * 60_000;
+const ACCESS_MEMO_LIMIT = 100_000;
+
+/** What a create or update asks for (OpenList's UpdateSharingReq, minus the virtual-host fields). */
+export interface ShareInput {
+  id?: string;
+  newId?: string;
+  files: string[];
+  expires: number;
+  pwd: string;
+  maxAccessed: number;
+  accessed: number;
+  disabled: boolean;
+  remark: string;
+  readme: string;
+  header: string;
+  /** Admins only: create for or move to another user. */
+  creator?: string;
+}
+
+/**
+ * Share links: who may create, see and change which share (a user their own, an admin all),
+ * and the visitor's way in (`open`): validity, the share code with the login limiter, and
+ * OpenList's access count (once per client address per 30 minutes, never past the limit).
+ */
+export class Shares {
+  /** `sid:ip` → when the address was last counted. In memory per process, as OpenList's. */
+  private readonly counted = new Map<string, number>();
+
+  constructor(
+    private readonly core: Core,
+    private readonly repo: SharesRepo,
+    /** Downloads in flight, stopped when their share is deleted, disabled or changed. */
+    readonly streams: ShareStreams,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  // ---- owners and admins ----
+
+  /** A share the caller may manage (own, or any for an admin); otherwise "sharing not found". */
+  async owned(caller: User, id: string): Promise<Share> {
+    const s = await this.repo.byId(id);
+    if (!s || (!isAdmin(caller) && s.creatorId !== caller.id)) throw new NotFound(MSG_SHARING_NOT_FOUND);
+    return s;
+  }
+
+  async list(caller: User, page: number, perPage: number) {
+    return this.repo.list(page, perPage, isAdmin(caller) ? undefined : caller.id);
+  }
+
+  private async creatorFor(caller: User, name: string | undefined, fallback?: User): Promise<User> {
+    if (isAdmin(caller) && name) {
+      const u = await this.core.repos.users.byUsername(name);
+      if (!u) throw new BadRequest('no such a user');
+      return u;
+    }
+    if (fallback && isAdmin(caller)) return fallback;
+    if (!can(caller, PERM.SHARE)) throw new Forbidden('permission denied');
+    return caller;
+  }
+
+  /**
+   * The shared paths, cleaned; each inside the creator's base path and readable by them now
+   * (hide rules, and folder passwords unless they may pass them), no two with the same name.
+   */
+  private async checkFiles(creator: User, files: string[]): Promise<string[]> {
+    const cleaned = [...new Set(files.filter((f) => f !== '').map(cleanPath))];
+    if (cleaned.length === 0) throw new BadRequest('must add at least 1 object');
+    const view = this.core.views.for(creator, { front: SHARE_FRONT });
+    const names = new Set<string>();
+    for (const f of cleaned) {
+      const name = path.posix.basename(f);
+      if (names.has(name)) throw new BadRequest(`two shared objects are named [${name}]; share their folder or rename one`);
+      names.add(name);
+      let ok = isSubPath(view.root, f);
+      if (ok) ok = await view.stat(f).then(() => true, () => false);
+      if (!ok) throw new Forbidden(`permission denied to share path [${f}]`);
+    }
+    return cleaned;
+  }
+
+  private checkId(caller: User, id: string): void {
+    if (!can(caller, PERM.CUSTOM_SHARE_ID)) throw new Forbidden('permission denied');
+    if (!CUSTOM_ID.test(id)) throw new BadRequest('share id can only contain letters, numbers, underscores and hyphens (at most 64)');
+  }
+
+  async create(caller: User, input: ShareInput): Promise<{ share: Share; creator: User }> {
+    const creator = await this.creatorFor(caller, input.creator);
+    if (input.id) this.checkId(caller, input.id);
+    const files = await this.checkFiles(creator, input.files);
+    const id = input.id || randomAlnum(SHARE_ID_LENGTH);
+    if (await this.repo.byId(id)) throw new BadRequest('share id already exists');
+    const share: Share = {
+      id,
+      files,
+      expires: input.expires,
+      pwd: input.pwd,
+      accessed: Math.max(0, input.accessed),
+      maxAccessed: Math.max(0, input.maxAccessed),
+      creatorId: creator.id,
+      disabled: input.disabled,
+      remark: input.remark,
+      readme: input.readme,
+      header: input.header,
+      createdAt: this.now(),
+    };
+    await this.repo.create(share);
+    return { share, creator };
+  }
+
+  async update(caller: User, input: ShareInput): Promise<{ share: Share; creator: User }> {
+    const old = await this.owned(caller, input.id ?? '');
+    const current = await this.core.repos.users.byId(old.creatorId);
+    const creator = await this.creatorFor(caller, input.creator, current);
+    const files = await this.checkFiles(creator, input.files);
+    let id = old.id;
+    if (input.newId && input.newId !== old.id) {
+      this.checkId(caller, input.newId);
+      if (await this.repo.byId(input.newId)) throw new BadRequest('share id already exists');
+      id = input.newId;
+    }
+    const share: Share = {
+      ...old,
+      id,
+      files,
+      expires: input.expires,
+      pwd: input.pwd,
+      accessed: Math.max(0, input.accessed),
+      maxAccessed: Math.max(0, input.maxAccessed),
+      creatorId: creator.id,
+      disabled: input.disabled,
+      remark: input.remark,
+      readme: input.readme,
+      header: input.header,
+    };
+    await this.repo.update(share, old.id);
+    this.streams.end(old.id);
+    return { share, creator };
+  }
+
+  async setDisabled(caller: User, id: string, disabled: boolean): Promise<void> {
+    await this.owned(caller, id);
+    await this.repo.setDisabled(id, disabled);
+    if (disabled) this.streams.end(id);
+  }
+
+  async delete(caller: User, id: string): Promise<void> {
+    await this.owned(caller, id);
+    await this.repo.delete(id);
+    this.streams.end(id);
+  }
+
+  // ---- visitors ----
+
+  /** Why a share serves nothing now, or undefined when it serves. */
+  private invalid(s: Share, creator: User | undefined): boolean {
+    if (s.disabled || s.files.length === 0) return true;
+    if (s.maxAccessed > 0 && s.accessed >= s.maxAccessed) return true;
+    if (s.expires > 0 && s.expires <= this.now()) return true;
+    return !creator || creator.disabled || !can(creator, PERM.SHARE);
+  }
+
+  /**
+   * A visitor's way in, on every request: the share as it is in the database now (a deletion,
+   * a disabling or a change of the creator's rights takes effect at once, on every process),
+   * its code (wrong codes count against the client address as failed logins do), then the
+   * access count.
+   */
+  async open(sid: string, pwd: string, ip: string): Promise<ShareView> {
+    if (sid === '') throw new BadRequest('invalid share id');
+    const share = await this.repo.byId(sid);
+    if (!share) throw new KindError('NotFound', MSG_SHARE_MISSING, 500);
+    const creator = await this.core.repos.users.byId(share.creatorId);
+    if (this.invalid(share, creator)) throw new KindError('NotFound', MSG_SHARE_INVALID, 500);
+    if (share.pwd !== '') {
+      const key = `share:${ip}`;
+      this.core.limiter.check(key);
+      if (!safeEqual(pwd, share.pwd)) {
+        if (pwd !== '') this.core.limiter.fail(key);
+        throw new KindError('PasswordRequired', MSG_WRONG_SHARE_CODE, 403);
+      }
+    }
+    const view = new ShareView(share, creator!, this.core.views.for(creator!, { front: SHARE_FRONT }), this.core);
+    if (view.empty) throw new KindError('NotFound', MSG_SHARE_INVALID, 500);
+    await this.countAccess(share, ip);
+    return view;
+  }
+
+  /** Counts a client address once per window; refuses when the count reached the limit meanwhile. */
+  private async countAccess(share: Share, ip: string): Promise<void> {
+    const key = `${share.id}:${ip}`;
+    const t = this.now();
+    const last = this.counted.get(key);
+    if (last !== undefined && t - last < ACCESS_WINDOW_MS) return;
+    this.counted.set(key, t);
+    if (this.counted.size > ACCESS_MEMO_LIMIT) this.prune(t);
+    let ok = false;
+    try {
+      ok = await this.repo.countAccess(share.id);
+    } finally {
+      if (!ok) this.counted.delete(key);
+    }
+    if (!ok) throw new KindError('NotFound', MSG_SHARE_INVALID, 500);
+  }
+
+  private prune(t: number): void {
+    for (const [k, at] of this.counted) {
+      if (t - at >= ACCESS_WINDOW_MS || this.counted.size > ACCESS_MEMO_LIMIT / 2) this.counted.delete(k);
+      else break;
+    }
+  }
+}

@@ -1,0 +1,155 @@
+import path from 'node:path';
+import type { Core } from '../core.js';
+import type { Share } from '../db/shares.js';
+import type { User } from '../db/users.js';
+import type { Link, LinkArgs, Obj } from '../drivers/types.js';
+import { AppError, isKind, KindError, Missing } from '../errors.js';
+import type { Mounted } from '../fs/storages.js';
+import { isSubPath } from '../util/paths.js';
+import { underRoot, type PathStyle } from './paths.js';
+import type { View } from './view.js';
+
+/** The front of share visitors; ShareView exposes reads only, so no change is ever asked of the view. */
+export const SHARE_FRONT = { changeBit: 0, paths: 'strict' as PathStyle };
+
+const MSG_READ_FAILED = 'failed to read the shared object';
+/** Entries of a listing whose real place is checked at once. */
+const CANONICAL_BATCH = 64;
+
+/**
+ * The principal of a share link: the creator's view (their base path, hide and password rules
+ * as they stand now, no folder password given) narrowed to the shared paths, read-only. Visitor
+ * paths are relative to the share: `/` is the one shared folder (or, with several shared
+ * objects or one file, a folder holding them by name), `/<name>/…` goes below a shared object.
+ * Nothing else can be named, and errors never carry a virtual path of the creator's.
+ */
+export class ShareView {
+  /** The shared paths still inside the creator's base path, by their names. */
+  private readonly roots = new Map<string, string>();
+
+  constructor(
+    readonly share: Share,
+    readonly creator: User,
+    private readonly view: View,
+    private readonly core: Core,
+  ) {
+    for (const f of share.files) {
+      if (isSubPath(view.root, f)) this.roots.set(path.posix.basename(f) || '/', f);
+    }
+  }
+
+  get empty(): boolean {
+    return this.roots.size === 0;
+  }
+
+  /** The single shared folder the share's root stands for, if the share is one folder. */
+  private async singleFolder(): Promise<string | undefined> {
+    if (this.roots.size !== 1) return undefined;
+    const only = [...this.roots.values()][0]!;
+    const obj = await this.guard(() => this.view.stat(only));
+    return obj.isDir ? only : undefined;
+  }
+
+  /** A visitor path cleaned (strict: `..` refused; navigate: resolved, never above the share). */
+  clean(visitorPath: string, style: PathStyle = 'strict'): string {
+    return underRoot('/', visitorPath, style);
+  }
+
+  /**
+   * The creator's virtual path for a cleaned visitor path and the shared path it lies in, or
+   * undefined for the root listing of several shared objects.
+   */
+  private async resolve(rel: string): Promise<{ target: string; root: string } | undefined> {
+    const folder = await this.singleFolder();
+    if (folder !== undefined) return { target: rel === '/' ? folder : `${folder === '/' ? '' : folder}${rel}`, root: folder };
+    if (rel === '/') {
+      if (this.roots.size !== 1) return undefined;
+      const only = [...this.roots.values()][0]!;
+      return { target: only, root: only };
+    }
+    const cut = rel.indexOf('/', 1);
+    const first = cut === -1 ? rel.slice(1) : rel.slice(1, cut);
+    const root = this.roots.get(first);
+    if (root === undefined) throw new Missing();
+    return { target: cut === -1 ? root : `${root === '/' ? '' : root}${rel.slice(cut)}`, root };
+  }
+
+  /** A path inside a shared folder that a symlink takes elsewhere does not exist for visitors. */
+  private async requireInside(target: string, root: string): Promise<void> {
+    const [real, realRoot] = await Promise.all([this.guard(() => this.view.canonical(target)), this.guard(() => this.view.canonical(root))]);
+    if (!isSubPath(realRoot, real)) throw new Missing();
+  }
+
+  /** Resolves and checks a visitor path in one go. */
+  private async locate(rel: string): Promise<{ target: string; root: string } | undefined> {
+    const r = await this.resolve(rel);
+    if (r) await this.requireInside(r.target, r.root);
+    return r;
+  }
+
+  /** Runs a read of the creator's view, answering its failures without their text (which may name paths). */
+  private async guard<T>(read: () => Promise<T>): Promise<T> {
+    try {
+      return await read();
+    } catch (err) {
+      if (isKind(err, 'NotFound', 'Hidden', 'PasswordRequired', 'Forbidden')) throw new Missing();
+      if (err instanceof AppError && (err.kind === 'BadRequest' || err.kind === 'PathTooLong')) throw err;
+      this.core.log.warn({ err, share: this.share.id }, 'reading a shared object failed');
+      throw new KindError(err instanceof AppError ? err.kind : 'Internal', MSG_READ_FAILED, 500);
+    }
+  }
+
+  /** The shared objects themselves, as the share's root lists them. */
+  private async rootEntries(): Promise<Obj[]> {
+    const out: Obj[] = [];
+    for (const [name, p] of this.roots) {
+      const obj = await this.view.find(p).catch(() => undefined);
+      if (obj) out.push({ ...obj, name });
+    }
+    return out;
+  }
+
+  async list(rel: string, refresh = false): Promise<{ objs: Obj[]; storage?: Mounted }> {
+    const r = await this.locate(rel);
+    if (r === undefined) return { objs: await this.rootEntries() };
+    const { target, root } = r;
+    const obj = await this.guard(() => this.view.stat(target));
+    if (!obj.isDir) return { objs: rel === '/' ? [obj] : [] };
+    // A refresh is a change of the cache the creator could make; visitors only read.
+    const listed = await this.guard(() => this.view.list(target, { refresh: refresh && this.view.rules.canWrite(target) }));
+    // Only a link can lead elsewhere (the folder itself was checked): those are checked one by one.
+    const links = listed.objs.filter((o) => o.symlink);
+    if (links.length === 0) return { objs: listed.objs, storage: listed.storage };
+    const realRoot = await this.guard(() => this.view.canonical(root));
+    const outside = new Set<Obj>();
+    for (let i = 0; i < links.length; i += CANONICAL_BATCH) {
+      const batch = links.slice(i, i + CANONICAL_BATCH);
+      const inside = await Promise.all(
+        batch.map((o) => this.core.fs.canonical(`${target === '/' ? '' : target}/${o.name}`).then((real) => isSubPath(realRoot, real), () => false)),
+      );
+      batch.forEach((o, j) => inside[j] || outside.add(o));
+    }
+    const objs = listed.objs.filter((o) => !outside.has(o));
+    return { objs, storage: listed.storage };
+  }
+
+  async get(rel: string): Promise<{ obj: Obj; storage?: Mounted }> {
+    const r = await this.locate(rel);
+    if (r === undefined) {
+      return { obj: { name: this.share.id, size: 0, isDir: true, modified: new Date(this.share.createdAt) } };
+    }
+    const got = await this.guard(() => this.view.get(r.target));
+    return rel === '/' ? got : { ...got, obj: { ...got.obj, name: path.posix.basename(rel) } };
+  }
+
+  /** A file's link and its storage, for `/sd`; a folder or the share's root is refused. */
+  async link(rel: string, args: LinkArgs): Promise<{ link: Link; obj: Obj; storage: Mounted; virtualPath: string }> {
+    const r = await this.locate(rel);
+    if (r === undefined) throw new KindError('BadRequest', 'cannot get sharing root link', 400);
+    const { target } = r;
+    const obj = await this.guard(() => this.view.stat(target));
+    if (obj.isDir) throw new KindError('BadRequest', 'cannot download a folder', 400);
+    const got = await this.guard(() => this.view.link(target, args));
+    return { ...got, virtualPath: target };
+  }
+}

@@ -1,0 +1,229 @@
+import { createHash, randomBytes } from 'node:crypto';
+import { existsSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import type { AddressInfo } from 'node:net';
+import path from 'node:path';
+import * as tus from 'tus-js-client';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { BACKENDS } from '../helpers/backends.js';
+import { localStorage, makeTree } from '../helpers/files.js';
+import { startServer, type TestServer } from '../helpers/server.js';
+
+const CHUNK = 64 * 1024;
+const sha256 = (b: Buffer) => createHash('sha256').update(b).digest('hex');
+
+describe.each(BACKENDS)('resumable uploads on $name', (backend) => {
+  let s: TestServer;
+  let root: string;
+  let token: string;
+  const staging = () => path.join(s.core.config.temp_dir, 'resumable');
+  const stagedIds = () => (existsSync(staging()) ? readdirSync(staging()) : []);
+
+  const req = async (method: string, url: string, headers: Record<string, string> = {}, payload?: Buffer) => {
+    const r = await s.inject({ method: method as 'GET', url, headers: { authorization: token, ...headers }, payload });
+    return { status: r.statusCode, headers: r.headers, body: r.body, json: () => JSON.parse(r.body) as { code: number; message: string; data: any } };
+  };
+  const init = async (file: string, size: number, extra: Record<string, string> = {}) =>
+    (await req('POST', '/api/fs/multipart/init', { 'file-path': encodeURIComponent(file), 'x-file-size': String(size), 'x-chunk-size': String(CHUNK), ...extra })).json();
+  const chunk = async (id: string, index: number, body: Buffer) =>
+    (await req('PUT', '/api/fs/multipart/chunk', { 'x-upload-id': id, 'x-chunk-index': String(index), 'content-type': 'application/octet-stream' }, body)).json();
+  const complete = async (id: string) => (await req('POST', '/api/fs/multipart/complete', { 'x-upload-id': id })).json();
+  const slice = (b: Buffer, i: number) => b.subarray(i * CHUNK, (i + 1) * CHUNK);
+
+  beforeAll(async () => {
+    s = await startServer(backend);
+    root = makeTree({ 'old.bin': 'old' });
+    token = await s.login();
+    expect((await s.api('POST', '/api/admin/storage/create', { token, body: localStorage('/u', root) })).code).toBe(200);
+  });
+  afterAll(async () => {
+    await s.destroy();
+    rmSync(root, { recursive: true, force: true });
+  });
+
+  it('chunks in any order become the file only at complete, with the declared hash checked; status reports what arrived', async () => {
+    const data = randomBytes(CHUNK * 3 + 1234);
+    const r = await init('/u/big.bin', data.length, { 'x-file-sha256': sha256(data) });
+    expect(r.code, r.message).toBe(200);
+    expect(r.data).toMatchObject({ state: 'receiving', size: data.length, chunk_size: CHUNK, total_chunks: 4, received: [], received_bytes: 0, resumed: false, path: '/u/big.bin' });
+    const id = r.data.upload_id as string;
+    expect((await chunk(id, 2, slice(data, 2))).data.received).toEqual([[2, 2]]);
+    expect((await chunk(id, 0, slice(data, 0))).data).toMatchObject({ received: [[0, 0], [2, 2]], frontier: 1 });
+    expect((await chunk(id, 3, slice(data, 3))).data.received_bytes).toBe(CHUNK * 2 + 1234);
+    // Incomplete: complete refuses and the upload stays open.
+    const early = await complete(id);
+    expect(early.code).toBe(400);
+    expect(early.message).toContain('chunk 1 is missing');
+    expect(existsSync(path.join(root, 'big.bin'))).toBe(false);
+    // A chunk of the wrong length is refused.
+    expect((await chunk(id, 1, slice(data, 1).subarray(1))).code).toBe(400);
+    // Resuming: init again with the same path and size answers the same upload.
+    const again = await init('/u/big.bin', data.length);
+    expect(again.data).toMatchObject({ upload_id: id, resumed: true, received: [[0, 0], [2, 3]] });
+    const st = (await req('GET', `/api/fs/multipart/status?upload_id=${id}`)).json();
+    expect(st.data).toMatchObject({ state: 'receiving', frontier: 1 });
+    await chunk(id, 1, slice(data, 1));
+    const done = await complete(id);
+    expect(done.code, done.message).toBe(200);
+    expect(done.data).toMatchObject({ state: 'completed', received_bytes: data.length, storage_progress: 100 });
+    expect(sha256(readFileSync(path.join(root, 'big.bin')))).toBe(sha256(data));
+    expect(stagedIds()).not.toContain(id);
+  });
+
+  it('a hash that does not match fails the upload for good and stores nothing', async () => {
+    const data = randomBytes(CHUNK + 10);
+    const id = (await init('/u/bad.bin', data.length, { 'x-file-md5': 'a'.repeat(32) })).data.upload_id;
+    await chunk(id, 0, slice(data, 0));
+    await chunk(id, 1, slice(data, 1));
+    const r = await complete(id);
+    expect(r.code).not.toBe(200);
+    expect(r.message).toContain('md5 mismatch');
+    expect(existsSync(path.join(root, 'bad.bin'))).toBe(false);
+    expect((await req('GET', `/api/fs/multipart/status?upload_id=${id}`)).json().data.state).toBe('failed_permanent');
+    expect(stagedIds()).not.toContain(id);
+  });
+
+  it('the view decides at init and again at complete: overwrite off, a file arriving meanwhile is not replaced', async () => {
+    expect((await init('/u/old.bin', 10, { overwrite: 'false' })).code).toBe(403);
+    const data = randomBytes(100);
+    const id = (await init('/u/late.bin', data.length, { overwrite: 'false' })).data.upload_id;
+    await chunk(id, 0, data);
+    const put = await req('PUT', '/api/fs/put', { 'file-path': '/u/late.bin', 'content-type': 'application/octet-stream' }, Buffer.from('first'));
+    expect(put.json().code).toBe(200);
+    const r = await complete(id);
+    expect(r.code).toBe(403);
+    expect(readFileSync(path.join(root, 'late.bin'), 'utf8')).toBe('first');
+    // Outside the user's rules: a guest-like user without the write bit can not start one.
+    await s.api('POST', '/api/admin/user/create', { token, body: { username: 'reader', password: 'reader-pass-1', base_path: '/', role: 0, permission: 0 } });
+    const readerToken = await s.login('reader', 'reader-pass-1');
+    const denied = await s.inject({ method: 'POST', url: '/api/fs/multipart/init', headers: { authorization: readerToken, 'file-path': '/u/x.bin', 'x-file-size': '5' } });
+    expect(JSON.parse(denied.body).code).toBe(403);
+    // …and can not see or touch another user's upload.
+    const other = await s.inject({ method: 'GET', url: `/api/fs/multipart/status?upload_id=${id}`, headers: { authorization: readerToken } });
+    expect(JSON.parse(other.body).code).toBe(404);
+  });
+
+  it('abort and expiry leave no staging files', async () => {
+    const id = (await init('/u/aborted.bin', CHUNK * 2)).data.upload_id;
+    await chunk(id, 0, randomBytes(CHUNK));
+    expect(stagedIds()).toContain(id);
+    expect((await req('POST', '/api/fs/multipart/abort', { 'x-upload-id': id })).json().code).toBe(200);
+    expect(stagedIds()).not.toContain(id);
+    expect((await req('GET', `/api/fs/multipart/status?upload_id=${id}`)).json().code).toBe(404);
+
+    const idle = (await init('/u/idle.bin', CHUNK * 2)).data.upload_id;
+    await chunk(idle, 0, randomBytes(CHUNK));
+    // An hour without a chunk; the setting says one hour.
+    await s.core.db.db.updateTable('uploads').set({ updated_at: Date.now() - 3_600_001 }).where('id', '=', idle).execute();
+    await s.api('POST', '/api/admin/setting/save', { token, body: [{ key: 'upload_expire_hours', value: '1' }] });
+    expect((await req('GET', `/api/fs/multipart/status?upload_id=${idle}`)).json().code).toBe(404);
+    expect(await s.core.uploads.sweep()).toBeGreaterThanOrEqual(1);
+    expect(stagedIds()).not.toContain(idle);
+    expect(await s.core.repos.uploads.byId(idle)).toBeUndefined();
+    await s.api('POST', '/api/admin/setting/save', { token, body: [{ key: 'upload_expire_hours', value: '24' }] });
+  });
+
+  it('two clients sending the same chunk at once leave one whole copy, never a mix', async () => {
+    const a = Buffer.alloc(CHUNK * 2, 0x61);
+    const b = Buffer.alloc(CHUNK * 2, 0x62);
+    const id = (await init('/u/race.bin', a.length)).data.upload_id;
+    for (let round = 0; round < 3; round++) {
+      const rs = await Promise.all([chunk(id, 0, slice(a, 0)), chunk(id, 0, slice(b, 0)), chunk(id, 1, slice(b, 1)), chunk(id, 1, slice(a, 1))]);
+      for (const r of rs) expect(r.code, r.message).toBe(200);
+    }
+    expect((await complete(id)).code).toBe(200);
+    const got = readFileSync(path.join(root, 'race.bin'));
+    expect(got.length).toBe(a.length);
+    for (const i of [0, 1]) {
+      const part = slice(got, i);
+      expect(part.equals(slice(a, i)) || part.equals(slice(b, i)), `chunk ${i} is one client's`).toBe(true);
+    }
+    expect(readdirSync(staging()).filter((f) => f === id)).toEqual([]);
+  });
+
+  it('tus: two PATCHes at one offset: one wins, the other is a 409; the file is one client\'s bytes', async () => {
+    const meta = `path ${Buffer.from('/u/tus-race.bin').toString('base64')}`;
+    const created = await req('POST', '/api/fs/tus/', { 'tus-resumable': '1.0.0', 'upload-length': String(CHUNK), 'upload-metadata': meta });
+    expect(created.status, created.body).toBe(201);
+    const loc = created.headers.location as string;
+    const patch = (fill: number) =>
+      req('PATCH', loc, { 'tus-resumable': '1.0.0', 'upload-offset': '0', 'content-type': 'application/offset+octet-stream' }, Buffer.alloc(CHUNK, fill));
+    const [x, y] = await Promise.all([patch(0x78), patch(0x79)]);
+    expect([x.status, y.status].sort()).toEqual([204, 409]);
+    const got = readFileSync(path.join(root, 'tus-race.bin'));
+    expect(got.equals(Buffer.alloc(CHUNK, 0x78)) || got.equals(Buffer.alloc(CHUNK, 0x79))).toBe(true);
+  });
+
+  it('tus: protocol answers (OPTIONS, version, HEAD, checksum 460, offset 409, DELETE)', async () => {
+    const opt = await req('OPTIONS', '/api/fs/tus/');
+    expect(opt.status).toBe(204);
+    expect(opt.headers['tus-extension']).toBe('creation,termination,checksum,expiration');
+    expect((await req('POST', '/api/fs/tus/', { 'upload-length': '3' })).status).toBe(412);
+    expect((await req('POST', '/api/fs/tus/', { 'tus-resumable': '1.0.0', 'upload-length': '3' })).status).toBe(400);
+    const meta = `path ${Buffer.from('/u/t.txt').toString('base64')},filetype ${Buffer.from('text/plain').toString('base64')}`;
+    const c = await req('POST', '/api/fs/tus/', { 'tus-resumable': '1.0.0', 'upload-length': '6', 'upload-metadata': meta });
+    expect(c.status).toBe(201);
+    expect(c.headers['upload-expires']).toBeTruthy();
+    const loc = c.headers.location as string;
+    const h = { 'tus-resumable': '1.0.0', 'content-type': 'application/offset+octet-stream' };
+    const bad = await req('PATCH', loc, { ...h, 'upload-offset': '0', 'upload-checksum': `sha1 ${createHash('sha1').update('nope').digest('base64')}` }, Buffer.from('abc'));
+    expect(bad.status).toBe(460);
+    const good = await req('PATCH', loc, { ...h, 'upload-offset': '0', 'upload-checksum': `sha1 ${createHash('sha1').update('abc').digest('base64')}` }, Buffer.from('abc'));
+    expect(good.status).toBe(204);
+    expect(good.headers['upload-offset']).toBe('3');
+    expect((await req('PATCH', loc, { ...h, 'upload-offset': '0' }, Buffer.from('def'))).status).toBe(409);
+    const head = await req('HEAD', loc, { 'tus-resumable': '1.0.0' });
+    expect(head.headers).toMatchObject({ 'upload-offset': '3', 'upload-length': '6', 'cache-control': 'no-store', 'upload-metadata': meta });
+    expect(existsSync(path.join(root, 't.txt'))).toBe(false);
+    expect((await req('DELETE', loc, { 'tus-resumable': '1.0.0' })).status).toBe(204);
+    expect((await req('HEAD', loc, { 'tus-resumable': '1.0.0' })).status).toBe(404);
+    expect(stagedIds()).not.toContain(loc.split('/').pop());
+    expect((await s.inject({ method: 'HEAD', url: loc, headers: { 'tus-resumable': '1.0.0' } })).statusCode).toBe(401);
+  });
+
+  it('a quota of unfinished uploads per user; multipart_enabled off refuses', async () => {
+    await s.api('POST', '/api/admin/setting/save', { token, body: [{ key: 'upload_max_parallel', value: '2' }] });
+    const open: string[] = [];
+    for (const n of ['q1', 'q2']) open.push((await init(`/u/${n}.bin`, 10)).data.upload_id);
+    const third = await init('/u/q3.bin', 10);
+    expect(third.code).toBe(429);
+    await req('POST', '/api/fs/multipart/abort', { 'x-upload-id': open[0]! });
+    expect((await init('/u/q3.bin', 10)).code).toBe(200);
+    await s.api('POST', '/api/admin/setting/save', { token, body: [{ key: 'upload_max_parallel', value: '8' }, { key: 'multipart_enabled', value: 'false' }] });
+    const off = await init('/u/q4.bin', 10);
+    expect(off).toMatchObject({ code: 403, message: 'multipart upload is disabled' });
+    await s.api('POST', '/api/admin/setting/save', { token, body: [{ key: 'multipart_enabled', value: 'true' }] });
+  });
+
+  it('tus-js-client uploads a file resumably to the real listening server', async () => {
+    await s.app.listen({ port: 0, host: '127.0.0.1' });
+    const port = (s.app.server.address() as AddressInfo).port;
+    const data = randomBytes(CHUNK * 5 + 77);
+    const upload = (stopAfter?: number) =>
+      new Promise<tus.Upload>((resolve, reject) => {
+        const u: tus.Upload = new tus.Upload(data, {
+          endpoint: `http://127.0.0.1:${port}/api/fs/tus/`,
+          headers: { Authorization: token },
+          metadata: { path: '/u/tus-client.bin', filename: 'tus-client.bin' },
+          chunkSize: CHUNK,
+          retryDelays: [],
+          storeFingerprintForResuming: false,
+          onChunkComplete: (_c, sent) => {
+            if (stopAfter !== undefined && sent >= stopAfter) void u.abort().then(() => resolve(u));
+          },
+          onSuccess: () => resolve(u),
+          onError: reject,
+        });
+        u.start();
+      });
+    const first = await upload(CHUNK * 2);
+    expect(existsSync(path.join(root, 'tus-client.bin'))).toBe(false);
+    const url = first.url!;
+    // A new client resumes from the URL: HEAD, then PATCH from the server's offset.
+    await new Promise<void>((resolve, reject) => {
+      const u = new tus.Upload(data, { uploadUrl: url, headers: { Authorization: token }, chunkSize: CHUNK, retryDelays: [], onSuccess: () => resolve(), onError: reject });
+      u.start();
+    });
+    expect(sha256(readFileSync(path.join(root, 'tus-client.bin')))).toBe(sha256(data));
+    expect(stagedIds()).not.toContain(url.split('/').pop());
+  });
+});

@@ -1,0 +1,128 @@
+import { randomBytes } from 'node:crypto';
+import { readFileSync, rmSync } from 'node:fs';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { BACKENDS } from '../helpers/backends.js';
+import { localStorage, makeTree } from '../helpers/files.js';
+import { listenLoopback } from '../helpers/http.js';
+import { startServer, type TestServer } from '../helpers/server.js';
+import { waitFor } from '../helpers/wait.js';
+
+const MiB = 1024 * 1024;
+
+/** OpenList's traffic settings, each doing what it says: task threads set the workers, speed limits limit. */
+describe('traffic settings (OpenList)', () => {
+  let s: TestServer;
+  let admin: string;
+  let root: string;
+  let base: string;
+  const big = randomBytes(20 * MiB);
+
+  beforeAll(async () => {
+    s = await startServer(BACKENDS[0]!, { config: { tasks: { copy: { workers: 4, max_retry: 0, task_persistant: false } } } });
+    admin = await s.login();
+    root = makeTree({ 'big.bin': big, 'up/': '' });
+    expect((await s.api('POST', '/api/admin/storage/create', { token: admin, body: localStorage('/t', root) })).code).toBe(200);
+    base = await listenLoopback(s.app);
+  });
+  afterAll(async () => {
+    await s.destroy();
+    rmSync(root, { recursive: true, force: true });
+  });
+
+  const save = (key: string, value: string) => s.api('POST', '/api/admin/setting/save', { token: admin, body: [{ key, value }] });
+
+  it('lists the thread and speed keys in the traffic group; the unbuilt features keys are absent', async () => {
+    const items = (await s.api('GET', '/api/admin/setting/list?group=11', { token: admin })).data as Array<{ key: string; value: string; flag: number }>;
+    const byKey = Object.fromEntries(items.map((i) => [i.key, i]));
+    // copy's default is the config's workers (4 here), the others the config default 5
+    expect(byKey.copy_task_threads_num).toMatchObject({ value: '4', flag: 1 });
+    for (const k of ['upload_task_threads_num', 'move_task_threads_num', 'offline_download_task_threads_num', 'offline_download_transfer_task_threads_num']) expect(byKey[k]?.value, k).toBe('5');
+    for (const k of ['max_client_download_speed', 'max_client_upload_speed', 'max_server_download_speed', 'max_server_upload_speed']) expect(byKey[k]?.value, k).toBe('-1');
+    const all = (await s.api('GET', '/api/admin/setting/list', { token: admin })).data.map((i: { key: string }) => i.key);
+    for (const absent of ['decompress_download_task_threads_num', 'decompress_upload_task_threads_num']) {
+      expect(all, absent).not.toContain(absent);
+    }
+  });
+
+  it('a thread count sets how many tasks of its kind run at once', async () => {
+    expect((await save('copy_task_threads_num', '0')).code).toBe(400);
+    expect((await save('copy_task_threads_num', '1')).code).toBe(200);
+    let running = 0;
+    let most = 0;
+    const gates: Array<() => void> = [];
+    const tasks = Array.from({ length: 3 }, (_, i) =>
+      s.core.tasks.submit({
+        kind: 'copy',
+        name: `gate ${i}`,
+        run: async () => {
+          running++;
+          most = Math.max(most, running);
+          await new Promise<void>((r) => gates.push(r));
+          running--;
+        },
+      }),
+    );
+    await waitFor(() => running === 1, 2000);
+    await new Promise((r) => setTimeout(r, 200));
+    expect([running, gates.length]).toEqual([1, 1]);
+    // more threads: the waiting tasks start at once
+    expect((await save('copy_task_threads_num', '3')).code).toBe(200);
+    await waitFor(() => running === 3, 2000);
+    expect(most).toBe(3);
+    expect(gates.length).toBe(3);
+    for (const g of gates) g();
+    await Promise.all(tasks.map((t) => t.done));
+    expect(running).toBe(0);
+    expect(s.core.tasks.workers('copy')).toBe(3);
+  });
+
+  const rate = (bytes: number, ms: number) => bytes / MiB / (ms / 1000);
+
+  it('a 2 MB/s client download limit gives 1.6–2.4 MB/s on a 20 MB download', async () => {
+    expect((await save('max_client_download_speed', '2048')).code).toBe(200);
+    try {
+      const started = Date.now();
+      const res = await fetch(`${base}/d/t/big.bin?sign=${encodeURIComponent(s.core.signer.sign('/t/big.bin'))}`);
+      const body = Buffer.from(await res.arrayBuffer());
+      const mbps = rate(body.length, Date.now() - started);
+      expect(body.equals(big)).toBe(true);
+      expect(mbps).toBeGreaterThanOrEqual(1.6);
+      expect(mbps).toBeLessThanOrEqual(2.4);
+    } finally {
+      await save('max_client_download_speed', '-1');
+    }
+    // and without it the same download is much faster
+    const started = Date.now();
+    const res = await fetch(`${base}/d/t/big.bin?sign=${encodeURIComponent(s.core.signer.sign('/t/big.bin'))}`);
+    expect((await res.arrayBuffer()).byteLength).toBe(big.length);
+    expect(rate(big.length, Date.now() - started)).toBeGreaterThan(4);
+  }, 60_000);
+
+  it('the client upload and server download limits hold too (4 MB at 2 MB/s)', async () => {
+    const part = big.subarray(0, 4 * MiB);
+    expect((await save('max_client_upload_speed', '2048')).code).toBe(200);
+    try {
+      const started = Date.now();
+      const res = await fetch(`${base}/api/fs/put`, { method: 'PUT', headers: { authorization: admin, 'file-path': encodeURIComponent('/t/up/part.bin'), 'content-length': String(part.length) }, body: part });
+      expect((await res.json()).code).toBe(200);
+      const mbps = rate(part.length, Date.now() - started);
+      expect(mbps).toBeGreaterThanOrEqual(1.6);
+      expect(mbps).toBeLessThanOrEqual(2.4);
+      expect(readFileSync(path.join(root, 'up', 'part.bin')).equals(part)).toBe(true);
+    } finally {
+      await save('max_client_upload_speed', '-1');
+    }
+    expect((await save('max_server_download_speed', '2048')).code).toBe(200);
+    try {
+      const started = Date.now();
+      const res = await fetch(`${base}/d/t/up/part.bin?sign=${encodeURIComponent(s.core.signer.sign('/t/up/part.bin'))}`);
+      expect((await res.arrayBuffer()).byteLength).toBe(part.length);
+      const mbps = rate(part.length, Date.now() - started);
+      expect(mbps).toBeGreaterThanOrEqual(1.6);
+      expect(mbps).toBeLessThanOrEqual(2.4);
+    } finally {
+      await save('max_server_download_speed', '-1');
+    }
+  }, 60_000);
+});

@@ -1,0 +1,72 @@
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { sevenZip } from '../../src/archive/formats.js';
+
+/** The tree every format's fixture holds (folders, a binary file, a deeper file). */
+export const TREE: Record<string, Buffer> = {
+  'hello.txt': Buffer.from('hello from the archive\n'),
+  'docs/readme.md': Buffer.from('# inside\n\nsome words\n'),
+  'docs/deep/data.bin': Buffer.from(Array.from({ length: 70_000 }, (_, i) => (i * 7919) % 251)),
+};
+
+const run = (cmd: string, args: string[], cwd: string) => execFileSync(cmd, args, { cwd, stdio: ['ignore', 'ignore', 'pipe'] });
+
+/**
+ * Makes the fixtures with Debian's own tools in a fresh folder: zip (Info-ZIP), tar with gzip,
+ * bzip2, xz and zstd, the single-file compressors, and 7-Zip (7z, AES zip). Returns the folder
+ * of archives. rar has no writer in Debian main, so there is no rar fixture.
+ */
+export function makeFixtures(): string {
+  const work = mkdtempSync(path.join(os.tmpdir(), 'atrium-archive-src-'));
+  const src = path.join(work, 'src');
+  for (const [rel, body] of Object.entries(TREE)) {
+    mkdirSync(path.dirname(path.join(src, rel)), { recursive: true });
+    writeFileSync(path.join(src, rel), body);
+  }
+  const out = path.join(work, 'out');
+  mkdirSync(out);
+  const files = Object.keys(TREE);
+  run('zip', ['-q', '-r', path.join(out, 'deflate.zip'), ...files], src);
+  run('zip', ['-q', '-0', '-r', path.join(out, 'stored.zip'), ...files], src);
+  run('zip', ['-q', '-r', '-P', 'secret', path.join(out, 'zipcrypto.zip'), ...files], src);
+  run('tar', ['-cf', path.join(out, 'plain.tar'), ...files], src);
+  run('tar', ['-czf', path.join(out, 'gz.tar.gz'), ...files], src);
+  run('tar', ['-czf', path.join(out, 'short.tgz'), ...files], src);
+  run('tar', ['-cjf', path.join(out, 'bz.tar.bz2'), ...files], src);
+  run('tar', ['-cJf', path.join(out, 'xz.tar.xz'), ...files], src);
+  run('tar', ['--zstd', '-cf', path.join(out, 'zst.tar.zst'), ...files], src);
+  for (const [tool, ext] of [['gzip', 'gz'], ['bzip2', 'bz2'], ['xz', 'xz'], ['zstd', 'zst']] as const) {
+    writeFileSync(path.join(out, `single.txt.${ext}`), execFileSync(tool, ['-c', path.join(src, 'hello.txt')], { stdio: ['ignore', 'pipe', 'ignore'] }));
+  }
+  const sz = sevenZip();
+  if (sz) {
+    run(sz, ['a', '-bd', path.join(out, 'seven.7z'), ...files], src);
+    run(sz, ['a', '-bd', '-psecret', '-mhe=on', path.join(out, 'locked.7z'), ...files], src);
+    run(sz, ['a', '-bd', '-tzip', '-psecret', '-mem=AES256', path.join(out, 'aes.zip'), ...files], src);
+  }
+  // zip-slip and links, written with Python's zipfile/tarfile (Info-ZIP and tar strip `..`).
+  run('python3', ['-c', `
+import zipfile, tarfile, io
+with zipfile.ZipFile('slip.zip', 'w') as z:
+    z.writestr('../escaped.txt', 'out')
+    z.writestr('/abs.txt', 'abs')
+    z.writestr('C:/drive.txt', 'drive')
+    z.writestr('..\\\\back.txt', 'back')
+    z.writestr('ok.txt', 'fine')
+    i = zipfile.ZipInfo('link'); i.external_attr = (0o120777 << 16); z.writestr(i, '/etc/passwd')
+with tarfile.open('slip.tar', 'w') as t:
+    for name, body in [('../escaped.txt', b'out'), ('/abs.txt', b'abs'), ('ok.txt', b'fine')]:
+        i = tarfile.TarInfo(name); i.size = len(body); t.addfile(i, io.BytesIO(body))
+    i = tarfile.TarInfo('link'); i.type = tarfile.SYMTYPE; i.linkname = '/etc/passwd'; t.addfile(i)
+`], out);
+  // A bomb: 64 MiB of zeros in a zip of about 64 KiB.
+  run('sh', ['-c', 'head -c 67108864 /dev/zero > zeros.bin && zip -q bomb.zip zeros.bin && rm zeros.bin'], out);
+  // Names in GBK without the UTF-8 flag (Info-ZIP stores the bytes it is given).
+  const gbkDir = path.join(work, 'gbk');
+  mkdirSync(gbkDir);
+  run('python3', ['-c', "open('中文.txt'.encode('gbk'), 'wb').write(b'gbk name')"], gbkDir);
+  execFileSync('zip', ['-q', path.join(out, 'gbk.zip'), '-r', '.'], { cwd: gbkDir, env: { ...process.env, LC_ALL: 'C' }, stdio: 'ignore' });
+  return out;
+}

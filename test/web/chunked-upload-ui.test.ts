@@ -1,0 +1,87 @@
+import { createHash } from 'node:crypto';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { BACKENDS } from '../helpers/backends.js';
+import { launchChromium, requireChromium } from '../helpers/browser.js';
+import { localStorage, makeTree } from '../helpers/files.js';
+import { listenLoopback } from '../helpers/http.js';
+import { startServer, type TestServer } from '../helpers/server.js';
+
+const enabled = requireChromium('the chunked upload browser test');
+const sha = (b: Buffer) => createHash('sha256').update(b).digest('hex');
+
+describe.runIf(enabled)('chunked uploads in the web UI', () => {
+  let s: TestServer;
+  let base: string;
+  let root: string;
+  let scratch: string;
+  let browser: Browser;
+  let ctx: BrowserContext;
+  let page: Page;
+  let admin: string;
+
+  beforeAll(async () => {
+    scratch = mkdtempSync(path.join(os.tmpdir(), 'atrium-chunked-ui-'));
+    root = makeTree({ 'in/': '' });
+    s = await startServer(BACKENDS[0]!);
+    admin = await s.login();
+    const def = (await s.api('GET', '/api/admin/storage/list', { token: admin })).data.content[0];
+    expect((await s.api('POST', '/api/admin/storage/update', { token: admin, body: { ...def, ...localStorage('/', root) } })).code).toBe(200);
+    // 1 MB chunks: a 6 MiB file goes in 7 of them.
+    await s.api('POST', '/api/admin/setting/save', { token: admin, body: [{ key: 'multipart_chunk_size', value: '1' }] });
+    base = await listenLoopback(s.app);
+    browser = await launchChromium();
+    ctx = await browser.newContext({ viewport: { width: 1200, height: 800 } });
+    page = await ctx.newPage();
+    page.setDefaultTimeout(20_000);
+    await page.goto(`${base}/@login`);
+    await page.evaluate((t) => window.localStorage.setItem('token', t), admin);
+  });
+  afterAll(async () => {
+    await browser?.close();
+    await s?.destroy();
+    rmSync(root, { recursive: true, force: true });
+    rmSync(scratch, { recursive: true, force: true });
+  });
+
+  it('sends a file larger than the chunk size in chunks, pauses and resumes it, and continues it after a page reload', async () => {
+    const local = path.join(scratch, 'large.bin');
+    const data = Buffer.alloc(6 * 1024 * 1024 + 5);
+    for (let i = 0; i < data.length; i += 4096) data.writeUInt32BE(i, i);
+    writeFileSync(local, data);
+    const chunks: string[] = [];
+    page.on('request', (r) => r.url().includes('/api/fs/multipart/chunk') && chunks.push(r.headers()['x-chunk-index']!));
+    const cdp = await ctx.newCDPSession(page);
+    await cdp.send('Network.emulateNetworkConditions', { offline: false, latency: 0, downloadThroughput: -1, uploadThroughput: 1024 * 1024 });
+    await page.goto(`${base}/in`);
+    await page.locator('[data-testid=upload-input]').setInputFiles(local);
+    const item = page.locator('[data-testid=upload-item]', { hasText: 'large.bin' });
+    await expect.poll(() => chunks.length, { timeout: 20_000 }).toBeGreaterThanOrEqual(3);
+    await item.locator('[data-testid=upload-pause]').click();
+    await expect.poll(() => item.locator('.status').textContent()).toContain('Paused');
+    const sentWhilePaused = chunks.length;
+    await page.waitForTimeout(1500);
+    expect(chunks.length).toBe(sentWhilePaused);
+    expect(existsSync(path.join(root, 'in', 'large.bin'))).toBe(false);
+    // Resume goes on from what the server holds, then pause again.
+    await item.locator('[data-testid=upload-pause]').click();
+    await expect.poll(() => chunks.length, { timeout: 20_000 }).toBeGreaterThan(sentWhilePaused);
+    await item.locator('[data-testid=upload-pause]').click();
+    await expect.poll(() => item.locator('.status').textContent()).toContain('Paused');
+    expect(existsSync(path.join(root, 'in', 'large.bin'))).toBe(false);
+
+    // A reload loses the page's upload; choosing the file again continues it on the server.
+    await page.reload();
+    await cdp.send('Network.emulateNetworkConditions', { offline: false, latency: 0, downloadThroughput: -1, uploadThroughput: -1 });
+    const before = chunks.length;
+    await page.locator('[data-testid=upload-input]').setInputFiles(local);
+    await expect.poll(() => existsSync(path.join(root, 'in', 'large.bin')), { timeout: 30_000 }).toBe(true);
+    expect(sha(readFileSync(path.join(root, 'in', 'large.bin')))).toBe(sha(data));
+    // Only the chunks the server did not hold were sent again.
+    expect(chunks.length - before).toBeLessThan(7);
+    expect(new Set(chunks.slice(before)).has('0')).toBe(false);
+  }, 90_000);
+});

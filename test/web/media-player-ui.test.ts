@@ -1,0 +1,136 @@
+import { execFileSync } from 'node:child_process';
+import { copyFileSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { requireChromium, screenshot } from '../helpers/browser.js';
+import { hasProgram } from '../helpers/daemons.js';
+import { openWebSession, type WebSession } from '../helpers/web-session.js';
+
+/** A WAV file of `seconds` of silence (16-bit mono, 8 kHz). */
+function wav(seconds: number): Buffer {
+  const data = Buffer.alloc(8000 * 2 * seconds);
+  const h = Buffer.alloc(44);
+  h.write('RIFF', 0);
+  h.writeUInt32LE(36 + data.length, 4);
+  h.write('WAVEfmt ', 8);
+  h.writeUInt32LE(16, 16);
+  h.writeUInt16LE(1, 20);
+  h.writeUInt16LE(1, 22);
+  h.writeUInt32LE(8000, 24);
+  h.writeUInt32LE(16000, 28);
+  h.writeUInt16LE(2, 32);
+  h.writeUInt16LE(16, 34);
+  h.write('data', 36);
+  h.writeUInt32LE(data.length, 40);
+  return Buffer.concat([h, data]);
+}
+
+const SRT = '1\r\n00:00:00,000 --> 00:00:01,000\r\nHello from the SRT\r\n\r\n2\r\n00:00:01,000 --> 00:00:02,000\r\nSecond line\r\n';
+const ASS = `[Script Info]
+ScriptType: v4.00+
+
+[Events]
+Format: Layer, Start, End, Style, Name, MarginL, MarginR, MarginV, Effect, Text
+Dialogue: 0,0:00:00.00,0:00:01.50,Default,,0,0,0,,Spoken in ASS
+`;
+
+const enabled = requireChromium('the video and audio player browser tests');
+const hasFfmpeg = hasProgram('ffmpeg');
+if (!hasFfmpeg && process.env.CI) throw new Error('CI needs ffmpeg for the video player tests (.ci/packages.sh installs it)');
+
+describe.runIf(enabled && hasFfmpeg)('video and audio players', () => {
+  let w: WebSession;
+  const video = () => w.page.locator('[data-testid=preview-video] video');
+
+  beforeAll(async () => {
+    const scratch = mkdtempSync(path.join(os.tmpdir(), 'atrium-clip-'));
+    const clip = path.join(scratch, 'clip.webm');
+    execFileSync('ffmpeg', ['-hide_banner', '-loglevel', 'error', '-y', '-f', 'lavfi', '-i', 'testsrc=duration=2:size=160x120:rate=10', '-c:v', 'libvpx', '-b:v', '100k', clip]);
+    const bytes = readFileSync(clip);
+    rmSync(scratch, { recursive: true, force: true });
+    w = await openWebSession({
+      'media/clip.webm': bytes,
+      'media/clip.srt': SRT,
+      'media/dub.webm': bytes,
+      'media/dub.ass': ASS,
+      'music/a.wav': wav(1),
+      'music/b.wav': wav(1),
+    });
+  });
+  afterAll(() => w?.close());
+
+  const cueTexts = () => video().evaluate((v: HTMLVideoElement) => [...v.textTracks].flatMap((tr) => [...(tr.cues ?? [])].map((c) => (c as VTTCue).text)));
+  const seek = (s: number) => video().evaluate((v: HTMLVideoElement, to) => new Promise<void>((r) => {
+    v.addEventListener('seeked', () => r(), { once: true });
+    v.currentTime = to;
+  }), s);
+
+  it('loads the .srt beside the video as a converted track and shows its cue', async () => {
+    await w.page.goto(`${w.base}/media/clip.webm`);
+    await expect.poll(() => video().evaluate((v: HTMLVideoElement) => v.readyState >= 1 && v.videoWidth)).toBe(160);
+    await expect.poll(cueTexts).toEqual(['Hello from the SRT', 'Second line']);
+    await seek(1.4);
+    await expect.poll(() => w.page.locator('.art-subtitle').innerText()).toBe('Second line');
+    expect(await w.page.locator('[data-testid=subtitle-files]').textContent()).toContain('clip.srt');
+    await screenshot(w.page, '61-video-subtitles');
+  });
+
+  it('converts an .ass subtitle too', async () => {
+    await w.page.goto(`${w.base}/media/dub.webm`);
+    await expect.poll(cueTexts).toEqual(['Spoken in ASS']);
+    await seek(0.5);
+    await expect.poll(() => w.page.locator('.art-subtitle').innerText()).toBe('Spoken in ASS');
+  });
+
+  it('changes the playback speed from the player settings', async () => {
+    await w.page.locator('.art-video-player').hover();
+    await w.page.locator('.art-control-setting').click();
+    await w.page.locator('.art-setting-item', { hasText: /speed/i }).click();
+    await w.page.locator('.art-setting-item', { hasText: '1.5' }).click();
+    await expect.poll(() => video().evaluate((v: HTMLVideoElement) => v.playbackRate)).toBe(1.5);
+  });
+
+  it('offers picture-in-picture', async () => {
+    expect(await w.page.locator('.art-control-pip').count()).toBe(1);
+    await w.page.locator('.art-control-pip').click();
+    await expect.poll(() => w.page.evaluate(() => document.pictureInPictureElement?.tagName ?? 'none')).toBe('VIDEO');
+    await w.page.evaluate(() => document.exitPictureInPicture());
+  });
+
+  it('lists the folder as a playlist and links external players to the raw link', async () => {
+    expect(await w.page.locator('[data-testid=playlist] a').allTextContents()).toEqual(['clip.webm', 'dub.webm']);
+    const raw = await w.page.evaluate(() => fetch('/api/fs/get', { method: 'POST', headers: { Authorization: localStorage.getItem('token')!, 'Content-Type': 'application/json' }, body: JSON.stringify({ path: '/media/dub.webm' }) }).then((r) => r.json()));
+    const link = raw.data.raw_url as string;
+    expect(await w.page.locator('.external-players a[data-player=VLC]').getAttribute('href')).toBe(`vlc://${link}`);
+    expect(await w.page.locator('.external-players a[data-player=IINA]').getAttribute('href')).toBe(`iina://weblink?url=${encodeURIComponent(link)}`);
+    expect(await w.page.locator('.external-players a').count()).toBeGreaterThanOrEqual(10);
+    await w.page.locator('[data-testid=playlist] a', { hasText: 'clip.webm' }).click();
+    await w.page.waitForURL(/\/media\/clip\.webm$/);
+  });
+
+  it('plays audio with a playlist and goes on to the next file when one ends', async () => {
+    await w.page.goto(`${w.base}/music/a.wav`);
+    const audio = w.page.locator('[data-testid=preview-audio] video');
+    await expect.poll(() => audio.evaluate((a: HTMLMediaElement) => a.readyState >= 1 && Math.round(a.duration))).toBe(1);
+    expect(await w.page.locator('[data-testid=playlist] a').allTextContents()).toEqual(['a.wav', 'b.wav']);
+    expect(await w.page.locator('[data-testid=auto-next]').isChecked()).toBe(true);
+    await audio.evaluate((a: HTMLMediaElement) => {
+      a.muted = true;
+      a.currentTime = 0.8;
+      return a.play();
+    });
+    await w.page.waitForURL(/\/music\/b\.wav$/);
+    await w.page.locator('[data-testid=playlist] li.current', { hasText: 'b.wav' }).waitFor();
+  });
+
+  it('speaks the page language in the player too', async () => {
+    await w.page.evaluate(() => window.localStorage.setItem('lang', 'de'));
+    await w.page.goto(`${w.base}/media/clip.webm`);
+    await w.page.locator('.art-video-player').hover();
+    await w.page.locator('.art-control-setting').click();
+    await w.page.locator('.art-setting-item', { hasText: 'Wiedergabetempo' }).waitFor();
+    expect(await w.page.locator('[data-testid=playlist]').getAttribute('aria-label')).toBe('Wiedergabeliste');
+    await w.page.evaluate(() => window.localStorage.removeItem('lang'));
+  });
+});

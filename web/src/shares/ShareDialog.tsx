@@ -1,0 +1,83 @@
+// "Share": a dialog that creates a link to the selected files (expiry, code, limit), then shows it to copy.
+import { createSignal, Show } from 'solid-js';
+import { joinPath } from '../api';
+import { showDialog } from '../components/Dialog';
+import { copyText } from '../components/fileOps';
+import { t } from '../i18n';
+import { me, notify, notifyError } from '../state';
+import { createShare, shareUrl } from './api';
+
+/** The absolute virtual path of an entry the user sees at `dir` (their base path in front). */
+function virtualPath(dir: string, name: string): string {
+  const base = (me()?.base_path ?? '/').replace(/\/+$/, '');
+  const inside = joinPath(dir, name);
+  return base === '' ? inside : `${base}${inside === '/' ? '' : inside}`;
+}
+
+export async function shareSelection(dir: string, names: string[]): Promise<void> {
+  await showDialog<void>(t('share.create_title', { n: names.length }), (close) => {
+    const [expires, setExpires] = createSignal('');
+    const [pwd, setPwd] = createSignal('');
+    const [limit, setLimit] = createSignal('0');
+    const [remark, setRemark] = createSignal('');
+    const [link, setLink] = createSignal('');
+    const [busy, setBusy] = createSignal(false);
+    const submit = async (e: Event) => {
+      e.preventDefault();
+      setBusy(true);
+      try {
+        const share = await createShare({
+          files: names.map((n) => virtualPath(dir, n)),
+          expires: expires() ? new Date(expires()).toISOString() : null,
+          pwd: pwd(),
+          max_accessed: Math.max(0, Number.parseInt(limit(), 10) || 0),
+          remark: remark(),
+        });
+        setLink(shareUrl(share.id));
+        notify(t('share.created'));
+      } catch (err) {
+        notifyError(err);
+      } finally {
+        setBusy(false);
+      }
+    };
+    return (
+      <Show
+        when={link()}
+        fallback={
+          <form onSubmit={submit}>
+            <label>
+              {t('share.expires')}
+              <input type="datetime-local" name="expires" value={expires()} onInput={(e) => setExpires(e.currentTarget.value)} />
+            </label>
+            <label>
+              {t('share.password')}
+              <input name="pwd" value={pwd()} onInput={(e) => setPwd(e.currentTarget.value)} autocomplete="off" />
+            </label>
+            <label>
+              {t('share.limit')}
+              <input type="number" min="0" name="max_accessed" value={limit()} onInput={(e) => setLimit(e.currentTarget.value)} />
+            </label>
+            <label>
+              {t('share.remark')}
+              <input name="remark" value={remark()} onInput={(e) => setRemark(e.currentTarget.value)} />
+            </label>
+            <div class="actions">
+              <button type="button" onClick={() => close()}>{t('cancel')}</button>
+              <button type="submit" class="primary" disabled={busy()}>{t('share.create')}</button>
+            </div>
+          </form>
+        }
+      >
+        <label>
+          {t('share.link')}
+          <input readOnly value={link()} data-testid="share-link" onFocus={(e) => e.currentTarget.select()} />
+        </label>
+        <div class="actions">
+          <button type="button" onClick={() => void copyText(link())}>{t('share.copy')}</button>
+          <button type="button" class="primary" onClick={() => close()}>{t('close')}</button>
+        </div>
+      </Show>
+    );
+  });
+}
