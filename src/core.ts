@@ -18,6 +18,8 @@ import { S3KeysRepo } from './db/s3-keys.js';
 import { AppPasswordsRepo } from './db/app-passwords.js';
 import { AppPasswords } from './auth/app-passwords.js';
 import { LdapDirectory } from './auth/ldap.js';
+import { SsoService } from './auth/sso.js';
+import { SsoFlowsRepo } from './db/sso-flows.js';
 import { SettingsRepo } from './db/settings.js';
 import { StoragesRepo } from './db/storages.js';
 import { SearchNodesRepo } from './db/search-nodes.js';
@@ -61,6 +63,7 @@ export interface Repos {
   searchNodes: SearchNodesRepo;
   shares: SharesRepo;
   uploads: UploadsRepo;
+  ssoFlows: SsoFlowsRepo;
 }
 
 /** Everything a process holds once: configuration, database, repositories and services. */
@@ -72,6 +75,8 @@ export interface Core {
   repos: Repos;
   settings: Settings;
   accounts: Accounts;
+  /** OpenID Connect single sign-on (`/api/auth/sso*`). */
+  sso: SsoService;
   limiter: LoginLimiter;
   metas: Metas;
   /** The per-principal views of the filesystem: the only door from a front to `fs` (view/). */
@@ -129,6 +134,7 @@ export function openCore(loaded: LoadedConfig, opts: OpenOptions = {}): Core {
     searchNodes: new SearchNodesRepo(db),
     shares: new SharesRepo(db),
     uploads: new UploadsRepo(db),
+    ssoFlows: new SsoFlowsRepo(db),
   };
   const taskWorkers = Object.fromEntries(Object.keys(TASK_THREAD_SETTINGS).map((kind) => [kind, config.tasks[TASK_KINDS[kind as ThreadedTaskKind]].workers]));
   const settings = new Settings(repos.settings, () => builtinSettings({ taskWorkers }));
@@ -137,6 +143,8 @@ export function openCore(loaded: LoadedConfig, opts: OpenOptions = {}): Core {
   const appPasswords = new AppPasswords(repos.appPasswords);
   const accounts = new Accounts(repos.users, settings, tokens, limiter, repos.sshKeys, repos.shares, appPasswords, new LdapDirectory(settings));
   accounts.onDeleteUser = (id) => repos.s3Keys.deleteOfUser(id);
+  const sso = new SsoService(settings, repos.users, repos.ssoFlows);
+  accounts.ssoBinding = (user, value) => sso.bindingFor(user, value);
   const fileTypes = new FileTypes(settings);
   const links = new LinkFetcher(() => settings.getBool(URL_FETCH_SETTING));
   const storages = new Storages(repos.storages, log, config.temp_dir, (name) => fileTypes.ofName(name), links);
@@ -173,6 +181,7 @@ export function openCore(loaded: LoadedConfig, opts: OpenOptions = {}): Core {
     repos,
     settings,
     accounts,
+    sso,
     limiter,
     metas,
     views: undefined as unknown as Views,

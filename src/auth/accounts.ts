@@ -76,6 +76,9 @@ export class Accounts {
   /** Drops what else a deleted user owns (their S3 keys). */
   onDeleteUser?: (id: number) => Promise<void>;
 
+  /** The `sso_id` a user may set on themselves from the value they sent (single sign-on, auth/sso.ts). */
+  ssoBinding?: (user: User, value: string) => Promise<string>;
+
   /**
    * Creates the admin (random 8-character password unless one is given) and the disabled
    * guest when missing. Returns the admin's initial password when it was just created.
@@ -161,6 +164,15 @@ export class Accounts {
     if (user.disabled) throw new UserDisabled();
     this.limiter.succeed(req.ip);
     return this.tokens.issue(user, { ip: req.ip, userAgent: req.userAgent });
+  }
+
+  /**
+   * A session for a user someone else vouched for (the single sign-on provider): no password and no
+   * second factor here, the provider did that; a disabled user is refused.
+   */
+  async signInVouched(user: User, req: { ip: string; userAgent: string }): Promise<string> {
+    if (user.disabled) throw new UserDisabled();
+    return this.tokens.issue(user, req);
   }
 
   /**
@@ -270,7 +282,8 @@ export class Accounts {
     if (user.role === ROLE_GUEST) throw new Forbidden('Guest user can not update profile');
     const username = input.username?.trim() || user.username;
     if (username !== user.username) await this.assertUsernameFree(username, user.id);
-    let next: User = { ...user, username, ssoId: input.sso_id ?? user.ssoId };
+    const ssoId = input.sso_id === undefined ? user.ssoId : this.ssoBinding ? await this.ssoBinding(user, input.sso_id) : input.sso_id;
+    let next: User = { ...user, username, ssoId };
     await this.users.update(next);
     if (input.password) next = await this.setPassword(next, input.password);
     else if (username !== user.username) await this.tokens.revokeAllOf(user.id); // tokens carry the name

@@ -256,6 +256,24 @@ export const MIGRATIONS: Migration[] = [
       await ctx.db.updateTable('users').set({ allow_ldap: 0 }).where('role', 'in', [1, 2]).execute();
     },
   },
+  {
+    version: 10,
+    name: 'sso_flows: pending single sign-on attempts and binding tickets (short-lived, single use)',
+    async up(ctx) {
+      await table(ctx, 'sso_flows', false)
+        .addColumn('id', key(ctx, 64), (c) => c.primaryKey())
+        .addColumn('kind', key(ctx, 16), (c) => c.notNull())
+        .addColumn('method', key(ctx, 32), (c) => c.notNull().defaultTo(''))
+        .addColumn('nonce', key(ctx, 128), (c) => c.notNull().defaultTo(''))
+        .addColumn('verifier', key(ctx, 128), (c) => c.notNull().defaultTo(''))
+        .addColumn('browser', key(ctx, 64), (c) => c.notNull().defaultTo(''))
+        .addColumn('redirect_uri', text(ctx), (c) => c.notNull())
+        .addColumn('subject', text(ctx), (c) => c.notNull())
+        .addColumn('expires_at', 'bigint', (c) => c.notNull())
+        .execute();
+      await index(ctx, 'sso_flows', 'sso_flows_expires', ['expires_at']);
+    },
+  },
 ];
 
 /**
@@ -331,7 +349,7 @@ export async function migrate(handle: DbHandle): Promise<number[]> {
 
 /** Drops every table of this prefix (tests use a prefix of their own on shared servers). */
 export async function dropAll(handle: DbHandle): Promise<void> {
-  for (const name of ['users', 'sessions', 'setting_items', 'storages', 'meta', 'ssh_public_keys', 's3_keys', 'app_passwords', 'tasks', 'uploads', 'upload_parts', 'schema_migrations', 'shares']) {
+  for (const name of ['users', 'sessions', 'setting_items', 'storages', 'meta', 'ssh_public_keys', 's3_keys', 'app_passwords', 'tasks', 'uploads', 'upload_parts', 'schema_migrations', 'shares', 'sso_flows']) {
     await handle.db.schema.dropTable(name).ifExists().execute();
   }
   for (const name of ['search_fts', 'search_nodes', 'search_state']) await handle.db.schema.dropTable(name).ifExists().execute();

@@ -207,6 +207,19 @@ export interface UploadPartsTable {
   file: string;
 }
 
+/** A pending single sign-on attempt (`flow`) or a binding ticket (`ticket`), keyed by the SHA-256 of its secret. */
+export interface SsoFlowsTable {
+  id: string;
+  kind: string;
+  method: string;
+  nonce: string;
+  verifier: string;
+  browser: string;
+  redirect_uri: string;
+  subject: string;
+  expires_at: number;
+}
+
 export interface Database {
   users: UsersTable;
   sessions: SessionsTable;
@@ -223,4 +236,5 @@ export interface Database {
   shares: SharesTable;
   uploads: UploadsTable;
   upload_parts: UploadPartsTable;
+  sso_flows: SsoFlowsTable;
 }

@@ -91,6 +91,12 @@ export class UsersRepo {
     return r && fromRow(r);
   }
 
+  /** The users bound to a single sign-on identity (more than one is a misconfiguration the caller refuses). */
+  async bySsoId(ssoId: string): Promise<User[]> {
+    if (ssoId === '') return [];
+    return (await this.h.db.selectFrom('users').selectAll().where('sso_id', '=', ssoId).orderBy('id').limit(2).execute()).map(fromRow);
+  }
+
   async byRole(role: number): Promise<User | undefined> {
     const r = await this.h.db.selectFrom('users').selectAll().where('role', '=', role).orderBy('id').executeTakeFirst();
     return r && fromRow(r);

@@ -12,6 +12,7 @@ import { adminSettingRoutes } from './routes/admin-settings.js';
 import { adminStorageRoutes } from './routes/admin-storages.js';
 import { adminUserRoutes } from './routes/admin-users.js';
 import { authRoutes } from './routes/auth.js';
+import { ssoRoutes } from './routes/sso.js';
 import { fsDirectUploadRoutes } from './routes/fs-direct-upload.js';
 import { fsReadRoutes } from './routes/fs-read.js';
 import { fsMultipartRoutes } from './routes/fs-multipart.js';
@@ -119,6 +120,7 @@ export async function buildApp(core: Core, opts: AppOptions = {}): Promise<Fasti
 
   publicRoutes(app, core);
   authRoutes(app, core);
+  ssoRoutes(app, core);
   adminUserRoutes(app, core);
   adminStorageRoutes(app, core);
   adminMetaRoutes(app, core);

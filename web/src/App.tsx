@@ -10,6 +10,7 @@ import UploadPanel from './components/UploadPanel';
 import { t } from './i18n';
 import Browser from './pages/Browser';
 import Login from './pages/Login';
+import './sso';
 import { navigate, path } from './router';
 import { dark, isAdmin, loadMe, loadSettings, me, settings, toasts } from './state';
 

@@ -97,6 +97,8 @@ export interface User {
   otp?: boolean;
   /** May sign in with the LDAP directory's password. */
   allow_ldap?: boolean;
+  /** The single sign-on identity bound to the account ('' when none). */
+  sso_id?: string;
 }
 
 export interface UploadHandle {

@@ -170,6 +170,7 @@ export const FIELDS_EN: Record<string, string> = {
   'f.sso_application_name': 'Application',
   'f.sso_endpoint_name': 'Provider address',
   'f.sso_jwt_public_key': 'Public key of the tokens',
+  'f.sso_extra_scopes': 'Extra scopes',
   'f.sso_auto_register': 'Create accounts on first sign-in',
   'f.sso_default_dir': 'Base path of new accounts',
   'f.sso_default_permission': 'Permissions of new accounts',

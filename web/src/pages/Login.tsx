@@ -3,6 +3,7 @@ import { api, ApiError, hashPassword, token } from '../api';
 import { t } from '../i18n';
 import { navigate } from '../router';
 import { loadMe, settings } from '../state';
+import { startSso, takeFromUrl } from '../sso';
 
 const OTP_NEEDED = 402;
 
@@ -14,7 +15,24 @@ export default function Login(props: { guestAllowed: boolean }) {
   let pass!: HTMLInputElement;
   let otp: HTMLInputElement | undefined;
   let ldap: HTMLInputElement | undefined;
-  onMount(() => user.focus());
+  onMount(() => {
+    user.focus();
+    // Back from the provider in compatibility mode.
+    const fromProvider = takeFromUrl('token');
+    if (fromProvider) void signedIn(fromProvider);
+  });
+
+  const signedIn = async (tk: string) => {
+    token.set(tk);
+    await loadMe();
+    const back = new URLSearchParams(location.search).get('redirect');
+    navigate(back && back.startsWith('/') && !back.startsWith('//') ? back : '/', true);
+  };
+
+  const sso = () => {
+    setError('');
+    if (!startSso('sso_get_token', settings().sso_compatibility_mode === 'true', (tk) => void signedIn(tk))) setError(t('login.sso_blocked'));
+  };
 
   const submit = async (e: Event) => {
     e.preventDefault();
@@ -31,10 +49,7 @@ export default function Login(props: { guestAllowed: boolean }) {
         const body = { username: user.value, password: hashed ?? pass.value, otp_code: otpCode };
         res = await api<{ token: string }>(hashed ? '/auth/login/hash' : '/auth/login', body);
       }
-      token.set(res.token);
-      await loadMe();
-      const back = new URLSearchParams(location.search).get('redirect');
-      navigate(back && back.startsWith('/') ? back : '/', true);
+      await signedIn(res.token);
     } catch (err) {
       if (err instanceof ApiError && err.code === OTP_NEEDED) {
         setNeedOtp(true);
@@ -84,6 +99,13 @@ export default function Login(props: { guestAllowed: boolean }) {
             {t('login.submit')}
           </button>
         </div>
+        <Show when={settings().sso_login_enabled === 'true'}>
+          <div class="actions">
+            <button type="button" name="sso" onClick={sso}>
+              {t('login.sso')}
+            </button>
+          </div>
+        </Show>
       </form>
     </main>
   );

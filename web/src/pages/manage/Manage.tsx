@@ -13,6 +13,7 @@ import Users from './Users';
 import MyShares from '../../shares/MyShares';
 import { can } from '../../state';
 import { type MessageKey, t } from '../../i18n';
+import { pendingFromUrl } from '../../sso';
 
 const SETTING_GROUPS: Array<[string, number, MessageKey]> = [
   ['site', 1, 'm.site'],
@@ -27,7 +28,7 @@ const SETTING_GROUPS: Array<[string, number, MessageKey]> = [
 
 export default function Manage(props: { path: string; admin: boolean }) {
   const sub = () => props.path.replace(/^\/@manage\/?/, '');
-  if (sub() === '') navigate(props.admin ? '/@manage/settings/site' : '/@manage/profile', true);
+  if (sub() === '') navigate(props.admin && !pendingFromUrl('sso_id') ? '/@manage/settings/site' : '/@manage/profile', true);
   const link = (to: string, label: string) => (
     <a href={href(`/@manage/${to}`)} classList={{ active: sub() === to || sub().startsWith(`${to}/`) }} onClick={(e) => linkClick(e, `/@manage/${to}`)}>
       {label}

@@ -1,11 +1,12 @@
-// The current user's account: name and password, SSH keys, S3 access keys, app passwords, two-factor authentication.
-import { createResource, createSignal, Show } from 'solid-js';
+// The current user's account: name and password, two-factor authentication, single sign-on binding, SSH keys, S3 access keys, app passwords.
+import { createResource, createSignal, onMount, Show } from 'solid-js';
 import { act } from '../../actions';
 import { api } from '../../api';
 import { confirmAction } from '../../components/Dialog';
 import { formatDate } from '../../format';
 import { t } from '../../i18n';
-import { loadMe, me, notifyError } from '../../state';
+import { loadMe, me, notifyError, settings } from '../../state';
+import { startSso, takeFromUrl } from '../../sso';
 import { DataTable, PageHead } from './Table';
 
 interface SshKey {
@@ -41,6 +42,13 @@ export default function Profile() {
   const [newSecret, setNewSecret] = createSignal<string | undefined>();
   const [otp, setOtp] = createSignal<{ qr: string; secret: string } | undefined>();
   const guarded = (fn: () => Promise<unknown>) => act(fn);
+  // Binding: the provider's ticket goes to /me/update as sso_id; the server stores the identity it vouches for.
+  const bindSso = (ticket: string) =>
+    act(() => api('/me/update', { username: me()?.username ?? '', password: '', sso_id: ticket }), loadMe, t('m.sso_bound_done'));
+  onMount(() => {
+    const ticket = takeFromUrl('sso_id');
+    if (ticket) void bindSso(ticket);
+  });
   const form = (e: SubmitEvent) => {
     e.preventDefault();
     const el = e.currentTarget as HTMLFormElement;
@@ -53,7 +61,7 @@ export default function Profile() {
         class="card"
         onSubmit={async (e) => {
           const { data } = form(e);
-          if (await guarded(() => api('/me/update', { username: data.username, password: data.password, sso_id: '' }))) await loadMe();
+          if (await guarded(() => api('/me/update', { username: data.username, password: data.password, sso_id: me()?.sso_id ?? '' }))) await loadMe();
         }}
       >
         <label>
@@ -110,6 +118,40 @@ export default function Profile() {
           </Show>
         </Show>
       </div>
+
+      <Show when={settings().sso_login_enabled === 'true'}>
+        <div class="card" style={{ 'margin-top': '16px' }} data-testid="sso">
+          <h2>{t('m.sso')}</h2>
+          <Show
+            when={me()?.sso_id}
+            fallback={
+              <>
+                <p>{t('m.sso_unbound')}</p>
+                <button
+                  name="sso-bind"
+                  onClick={() => {
+                    if (!startSso('get_sso_id', settings().sso_compatibility_mode === 'true', (v) => void bindSso(v))) notifyError(t('login.sso_blocked'));
+                  }}
+                >
+                  {t('m.sso_bind')}
+                </button>
+              </>
+            }
+          >
+            <p>{t('m.sso_bound')}</p>
+            <button
+              name="sso-unbind"
+              class="danger"
+              onClick={async () =>
+                (await confirmAction(t('m.sso_unbind'), t('m.sso_unbind_question'))) &&
+                act(() => api('/me/update', { username: me()?.username ?? '', password: '', sso_id: '' }), loadMe, t('m.sso_unbound_done'))
+              }
+            >
+              {t('m.sso_unbind')}
+            </button>
+          </Show>
+        </div>
+      </Show>
 
       <div class="card" style={{ 'margin-top': '16px' }} data-testid="ssh-keys">
         <h2>{t('m.ssh_keys')}</h2>
