@@ -24,6 +24,7 @@ export const TICKET_PREFIX = 'ssob.';
 const FLOW_TTL_MS = 10 * 60_000;
 const TICKET_TTL_MS = 5 * 60_000;
 const MAX_PENDING = 10_000;
+const MAX_PENDING_PER_IP = 30;
 const DISCOVERY_TTL_MS = 5 * 60_000;
 const FETCH_TIMEOUT_MS = 10_000;
 const MAX_DOC_BYTES = 1 << 20;
@@ -167,7 +168,7 @@ export class SsoService {
   }
 
   /** `GET /api/auth/sso`: a flow record, and the provider's authorization URL to send the browser to. */
-  async start(method: string, base: string, browserCookie: string | undefined): Promise<SsoStart> {
+  async start(method: string, base: string, browserCookie: string | undefined, ip: string): Promise<SsoStart> {
     if (!this.enabled()) throw new Forbidden(MSG_SSO_DISABLED);
     if (method === '') throw new BadRequest('no method provided');
     if (!(SSO_METHODS as readonly string[]).includes(method)) throw new BadRequest(`method must be one of ${SSO_METHODS.join(', ')}`);
@@ -175,7 +176,9 @@ export class SsoService {
     const doc = await this.provider(issuer);
     const now = Date.now();
     await this.flows.deleteExpired(now);
-    if ((await this.flows.count()) >= MAX_PENDING) throw new TooManyRequests('too many single sign-on attempts are pending; try again in a few minutes');
+    if ((await this.flows.count(ip)) >= MAX_PENDING_PER_IP || (await this.flows.count()) >= MAX_PENDING) {
+      throw new TooManyRequests('too many single sign-on attempts are pending; try again in a few minutes');
+    }
     const state = secret();
     const nonce = secret();
     const verifier = secret();
@@ -188,6 +191,7 @@ export class SsoService {
       nonce,
       verifier,
       browser: sha256(browser),
+      ip,
       redirectUri,
       subject: '',
       expiresAt: now + FLOW_TTL_MS,
@@ -248,6 +252,7 @@ export class SsoService {
         nonce: '',
         verifier: '',
         browser: '',
+        ip: '',
         redirectUri: '',
         subject: identity,
         expiresAt: Date.now() + TICKET_TTL_MS,

@@ -267,11 +267,13 @@ export const MIGRATIONS: Migration[] = [
         .addColumn('nonce', key(ctx, 128), (c) => c.notNull().defaultTo(''))
         .addColumn('verifier', key(ctx, 128), (c) => c.notNull().defaultTo(''))
         .addColumn('browser', key(ctx, 64), (c) => c.notNull().defaultTo(''))
+        .addColumn('ip', key(ctx, 64), (c) => c.notNull().defaultTo(''))
         .addColumn('redirect_uri', text(ctx), (c) => c.notNull())
         .addColumn('subject', text(ctx), (c) => c.notNull())
         .addColumn('expires_at', 'bigint', (c) => c.notNull())
         .execute();
       await index(ctx, 'sso_flows', 'sso_flows_expires', ['expires_at']);
+      await index(ctx, 'sso_flows', 'sso_flows_ip', ['ip']);
     },
   },
 ];

@@ -215,6 +215,7 @@ export interface SsoFlowsTable {
   nonce: string;
   verifier: string;
   browser: string;
+  ip: string;
   redirect_uri: string;
   subject: string;
   expires_at: number;

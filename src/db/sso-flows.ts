@@ -12,6 +12,8 @@ export interface SsoFlow {
   verifier: string;
   /** SHA-256 (hex) of the browser cookie the flow was started with. */
   browser: string;
+  /** The address that started the flow (pending flows are counted per address). */
+  ip: string;
   redirectUri: string;
   /** For a ticket: the identity the provider vouched for. */
   subject: string;
@@ -32,6 +34,7 @@ export class SsoFlowsRepo {
         nonce: f.nonce,
         verifier: f.verifier,
         browser: f.browser,
+        ip: f.ip,
         redirect_uri: f.redirectUri,
         subject: f.subject,
         expires_at: f.expiresAt,
@@ -55,6 +58,7 @@ export class SsoFlowsRepo {
       nonce: r.nonce,
       verifier: r.verifier,
       browser: r.browser,
+      ip: r.ip,
       redirectUri: r.redirect_uri,
       subject: r.subject,
       expiresAt: Number(r.expires_at),
@@ -65,8 +69,11 @@ export class SsoFlowsRepo {
     await this.h.db.deleteFrom('sso_flows').where('expires_at', '<=', now).execute();
   }
 
-  async count(): Promise<number> {
-    const r = await this.h.db.selectFrom('sso_flows').select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow();
+  /** Records pending, of one address when `ip` is given. */
+  async count(ip?: string): Promise<number> {
+    let q = this.h.db.selectFrom('sso_flows').select((eb) => eb.fn.countAll().as('n'));
+    if (ip !== undefined) q = q.where('ip', '=', ip);
+    const r = await q.executeTakeFirstOrThrow();
     return Number(r.n);
   }
 }

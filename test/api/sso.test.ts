@@ -247,6 +247,23 @@ describe.each(BACKENDS)('OpenID Connect SSO on $name', (backend) => {
     }
   });
 
+  it.runIf(full)('bounds pending attempts per address (429), other addresses unaffected', async () => {
+    const start = (ip: string) => s.inject({ method: 'GET', url: '/api/auth/sso?method=sso_get_token', remoteAddress: ip });
+    let accepted = 0;
+    for (let i = 0; i < 40; i++) {
+      const r = await start('127.0.0.7');
+      if (r.statusCode !== 302) {
+        expect(r.json()).toMatchObject({ code: 429 });
+        break;
+      }
+      accepted++;
+    }
+    expect(accepted).toBe(30);
+    expect((await start('127.0.0.8')).statusCode).toBe(302);
+    await s.core.db.db.deleteFrom('sso_flows').where('ip', 'in', ['127.0.0.7', '127.0.0.8']).execute();
+    expect((await start('127.0.0.7')).statusCode).toBe(302);
+  });
+
   it('unbinding: an empty sso_id ends SSO sign-in for the account', async () => {
     const dana = await s.login('dana', 'dana-pass-1');
     expect((await s.api('POST', '/api/me/update', { token: dana, body: { username: 'dana', sso_id: '' } })).code).toBe(200);

@@ -75,7 +75,7 @@ export function ssoRoutes(app: FastifyInstance, core: Core): void {
     },
     handler: async (req, reply) => {
       const { method } = parseInput(startInput, req.query);
-      const start = await core.sso.start(method, apiUrl(req, core.config.site_url), cookieValue(req, SSO_COOKIE));
+      const start = await core.sso.start(method, apiUrl(req, core.config.site_url), cookieValue(req, SSO_COOKIE), req.ip);
       const c = start.cookie;
       reply.header('set-cookie', `${c.name}=${c.value}; Path=${c.path}; Max-Age=${c.maxAge}; HttpOnly; SameSite=Lax${c.secure ? '; Secure' : ''}`);
       reply.header('cache-control', 'no-store');
