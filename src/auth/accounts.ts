@@ -9,6 +9,7 @@ import { randomAlnum } from '../util/random.js';
 import type { SharesRepo } from '../db/shares.js';
 import type { LoginLimiter } from './login-limiter.js';
 import { hashPassword, safeEqual, staticHash, verifyStaticHash } from './password.js';
+import { provisionedUser } from './provisioned.js';
 import { ALL_PERMISSIONS } from './permissions.js';
 import { MSG, type TokenService } from './tokens.js';
 import { totpStep } from './totp.js';
@@ -203,21 +204,7 @@ export class Accounts {
     }
     if (!ok) return undefined;
     if (existing) return existing;
-    const permission = Number.parseInt(this.settings.get('ldap_default_permission'), 10);
-    const id = await this.users.create({
-      username,
-      // Never usable: the directory's password is the one that signs this user in.
-      ...hashPassword(randomAlnum(32)),
-      basePath: cleanPath(this.settings.get('ldap_default_dir') || '/'),
-      role: ROLE_GENERAL,
-      permission: Number.isFinite(permission) ? permission : 0,
-      otpSecret: '',
-      otpLastStep: 0,
-      disabled: false,
-      ssoId: '',
-      authn: '[]',
-      allowLdap: true,
-    });
+    const id = await this.users.create(provisionedUser(this.settings, 'ldap', username, { ssoId: '', allowLdap: true }));
     return this.users.byId(id);
   }
 

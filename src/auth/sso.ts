@@ -1,12 +1,10 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { createRemoteJWKSet, errors as joseErrors, jwtVerify, type JWTPayload } from 'jose';
 import type { SsoFlowsRepo } from '../db/sso-flows.js';
-import { ROLE_GENERAL, ROLE_GUEST, type User, type UsersRepo } from '../db/users.js';
+import { ROLE_GUEST, type User, type UsersRepo } from '../db/users.js';
 import { BadRequest, Forbidden, TooManyRequests, Upstream } from '../errors.js';
 import type { Settings } from '../settings/service.js';
-import { cleanPath } from '../util/paths.js';
-import { randomAlnum } from '../util/random.js';
-import { hashPassword } from './password.js';
+import { provisionedUser } from './provisioned.js';
 
 /** What the browser asks for: a session (`sso_get_token`) or the identity to bind (`get_sso_id`). */
 export const SSO_METHODS = ['sso_get_token', 'get_sso_id'] as const;
@@ -327,21 +325,8 @@ export class SsoService {
     // As the original: a taken name gets the identity appended; never an existing account.
     if (await this.users.byUsernameFolded(username)) username = `${wanted}_${identity}`.slice(0, 255);
     if (await this.users.byUsernameFolded(username)) throw new Forbidden(`cannot create an account for this identity: the user name ${wanted} is taken`);
-    const permission = Number.parseInt(this.settings.get('sso_default_permission'), 10);
-    const id = await this.users.create({
-      username,
-      // Never usable: the provider signs this user in (app passwords open the protocols).
-      ...hashPassword(randomAlnum(32)),
-      basePath: cleanPath(this.settings.get('sso_default_dir') || '/'),
-      role: ROLE_GENERAL,
-      permission: Number.isFinite(permission) ? permission : 0,
-      otpSecret: '',
-      otpLastStep: 0,
-      disabled: false,
-      ssoId: identity,
-      authn: '[]',
-      allowLdap: false,
-    });
+    // allow_ldap off: a directory entry of the same name must not take this account over.
+    const id = await this.users.create(provisionedUser(this.settings, 'sso', username, { ssoId: identity, allowLdap: false }));
     return (await this.users.byId(id))!;
   }
 

@@ -5,6 +5,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { decodeProtectedHeader, exportJWK, generateKeyPair, type JWK, type JWTPayload, SignJWT } from 'jose';
 import Provider from 'oidc-provider';
+import type { Page } from 'playwright-core';
 
 export interface OidcPeer {
   issuer: string;
@@ -149,4 +150,21 @@ export async function throughProvider(jar: Jar, start: string, issuer: string, l
     url = new URL(res.headers.get('location')!, url);
   }
   throw new Error('too many redirects at the provider');
+}
+
+/** Plays the person in the provider's window: login form, consent, until the window is gone. */
+export async function atProvider(win: Page, login: string): Promise<void> {
+  for (let i = 0; i < 6; i++) {
+    const button = win.locator('form button[type=submit]');
+    const next = await Promise.race([win.waitForEvent('close').then(() => 'closed' as const), button.waitFor().then(() => 'form' as const)]).catch(() => 'closed' as const);
+    if (next === 'closed' || win.isClosed()) return;
+    const field = win.locator('input[name=login]');
+    if (await field.count()) {
+      await field.fill(login);
+      await win.locator('input[name=password]').fill('any-password');
+    }
+    await button.click();
+    await win.waitForLoadState().catch(() => undefined);
+  }
+  throw new Error('the provider window did not close');
 }

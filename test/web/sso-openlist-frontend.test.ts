@@ -8,26 +8,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BACKENDS } from '../helpers/backends.js';
 import { launchChromium, requireChromium } from '../helpers/browser.js';
 import { listenLoopback } from '../helpers/http.js';
-import { type OidcPeer, startOidcProvider } from '../helpers/oidc.js';
+import { atProvider, type OidcPeer, startOidcProvider } from '../helpers/oidc.js';
 import { startServer, type TestServer } from '../helpers/server.js';
 
 const DIST = path.resolve('node_modules/@openlist-frontend/openlist-frontend/dist');
-
-async function atProvider(win: Page, login: string): Promise<void> {
-  for (let i = 0; i < 6; i++) {
-    const button = win.locator('form button[type=submit]');
-    const next = await Promise.race([win.waitForEvent('close').then(() => 'closed' as const), button.waitFor().then(() => 'form' as const)]).catch(() => 'closed' as const);
-    if (next === 'closed' || win.isClosed()) return;
-    const field = win.locator('input[name=login]');
-    if (await field.count()) {
-      await field.fill(login);
-      await win.locator('input[name=password]').fill('any-password');
-    }
-    await button.click();
-    await win.waitForLoadState().catch(() => undefined);
-  }
-  throw new Error('the provider window did not close');
-}
 
 describe.runIf(requireChromium('the OpenList front end single sign-on test'))('single sign-on from the OpenList 4.2.6 front end', () => {
   let s: TestServer;

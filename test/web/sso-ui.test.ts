@@ -1,28 +1,10 @@
 // Single sign-on in chromium against a real OpenID provider (npm oidc-provider) on loopback:
 // binding on the profile page, the SSO button of the login page (popup and compatibility mode),
 // unbinding.
-import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { requireChromium, screenshot } from '../helpers/browser.js';
-import { type OidcPeer, startOidcProvider } from '../helpers/oidc.js';
+import { atProvider, type OidcPeer, startOidcProvider } from '../helpers/oidc.js';
 import { openWebSession, type WebSession } from '../helpers/web-session.js';
-
-/** Plays the person in the provider's window: login form, consent, until the window is gone. */
-async function atProvider(win: Page, login: string): Promise<void> {
-  for (let i = 0; i < 6; i++) {
-    const button = win.locator('form button[type=submit]');
-    const next = await Promise.race([win.waitForEvent('close').then(() => 'closed' as const), button.waitFor().then(() => 'form' as const)]).catch(() => 'closed' as const);
-    if (next === 'closed' || win.isClosed()) return;
-    const field = win.locator('input[name=login]');
-    if (await field.count()) {
-      await field.fill(login);
-      await win.locator('input[name=password]').fill('any-password');
-    }
-    await button.click();
-    await win.waitForLoadState().catch(() => undefined);
-  }
-  throw new Error('the provider window did not close');
-}
 
 describe.runIf(requireChromium('the single sign-on browser test'))('single sign-on in the web UI', () => {
   let w: WebSession;
