@@ -274,6 +274,9 @@ export const MIGRATIONS: Migration[] = [
         .execute();
       await index(ctx, 'sso_flows', 'sso_flows_expires', ['expires_at']);
       await index(ctx, 'sso_flows', 'sso_flows_ip', ['ip']);
+      // Single sign-on never worked before this version, so no account is bound yet: the identity
+      // claim moves from OpenList's `name` (a display name) to `sub` (unique and stable), once.
+      await ctx.db.updateTable('setting_items').set({ value: 'sub' }).where('key', '=', 'sso_oidc_username_key').where('value', '=', 'name').execute();
     },
   },
 ];

@@ -183,8 +183,9 @@ export function builtinSettings(opts: BuiltinOptions = {}): SettingDefault[] {
     s('sso_login_platform', '', 'select', SSO, P, { options: 'Casdoor,Github,Microsoft,Google,Dingtalk,OIDC', help: 'OIDC for any OpenID Connect provider; Casdoor works the same way; the other choices are not supported here' }),
     s('sso_client_id', '', 'string', SSO, PR, { help: 'The client ID this server is registered under at the provider' }),
     s('sso_client_secret', '', 'string', SSO, PR, { help: 'The client secret from the provider; leave empty for a public client' }),
-    // The identity claim: `sub` is the one the provider keeps unique and stable (the original used `name`).
-    s('sso_oidc_username_key', 'sub', 'string', SSO, PR, { help: 'Claim of the ID token that identifies the person (sub is unique and never changes; a name can)', previousDefaults: ['name'] }),
+    // The identity claim: `sub` is the one the provider keeps unique and stable (the original's default
+    // is `name`; migration 10 moves a stored `name` once, so a deliberate `name` set later stays).
+    s('sso_oidc_username_key', 'sub', 'string', SSO, PR, { help: 'Claim of the ID token that identifies the person (sub is unique and never changes; a name can)' }),
     s('sso_organization_name', '', 'string', SSO, PR, { help: 'Not used by OpenID Connect (kept for backups of the original)' }),
     s('sso_application_name', '', 'string', SSO, PR, { help: 'Not used by OpenID Connect (kept for backups of the original)' }),
     s('sso_endpoint_name', '', 'string', SSO, PR, { help: "The provider's issuer address (its discovery document is read from /.well-known/openid-configuration below it)" }),

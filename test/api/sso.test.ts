@@ -2,6 +2,7 @@
 // the whole code flow over HTTP (redirects followed, the provider's login and consent forms
 // posted), binding, auto-registration, compatibility mode, and the attack cases.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { migrate } from '../../src/db/migrations.js';
 import { BACKENDS } from '../helpers/backends.js';
 import { Jar, type OidcPeer, send, startOidcProvider, throughProvider } from '../helpers/oidc.js';
 import { startServer, type TestServer } from '../helpers/server.js';
@@ -262,6 +263,25 @@ describe.each(BACKENDS)('OpenID Connect SSO on $name', (backend) => {
     expect((await start('127.0.0.8')).statusCode).toBe(302);
     await s.core.db.db.deleteFrom('sso_flows').where('ip', 'in', ['127.0.0.7', '127.0.0.8']).execute();
     expect((await start('127.0.0.7')).statusCode).toBe(302);
+  });
+
+  it.runIf(full)("migration 10 moves OpenList's `name` identity claim to `sub` once; a later choice of `name` stays", async () => {
+    const db = s.core.db.db;
+    const stored = async () => (await db.selectFrom('setting_items').select('value').where('key', '=', 'sso_oidc_username_key').executeTakeFirstOrThrow()).value;
+    expect(await stored()).toBe('sub');
+    await db.updateTable('setting_items').set({ value: 'name' }).where('key', '=', 'sso_oidc_username_key').execute();
+    await db.deleteFrom('schema_migrations').where('version', '=', 10).execute();
+    await db.schema.dropTable('sso_flows').execute();
+    expect(await migrate(s.core.db)).toEqual([10]);
+    expect(await stored()).toBe('sub');
+    await save({ sso_oidc_username_key: 'name' });
+    expect(await migrate(s.core.db)).toEqual([]);
+    await s.core.settings.reconcile();
+    expect(await stored()).toBe('name');
+    // with `name`, the identity is the display name
+    await save({ sso_auto_register: 'true' });
+    expect(await me(await signIn('erin-sub'))).toMatchObject({ username: 'erin_Erin E.', sso_id: 'Erin E.' });
+    await save({ sso_oidc_username_key: 'sub', sso_auto_register: 'false' });
   });
 
   it('unbinding: an empty sso_id ends SSO sign-in for the account', async () => {
