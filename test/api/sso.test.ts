@@ -121,6 +121,13 @@ describe.each(BACKENDS)('OpenID Connect SSO on $name', (backend) => {
     expect(posted(r.text).message.token).toBeTruthy();
     // the same callback again (state and code replayed)
     expect(JSON.parse(await (await send(r.jar, r.back.href)).text())).toMatchObject({ code: 400, message: 'incorrect or expired state parameter' });
+    // a person's browser (a navigation) reads the reason as a page that tells its opener, for our origin only
+    const page = await send(r.jar, r.back.href, { headers: { 'sec-fetch-dest': 'document' } });
+    expect(page.status).toBe(400);
+    expect(page.headers.get('content-type')).toMatch(/text\/html/);
+    const html = await page.text();
+    expect(html).toContain('Single sign-on failed: incorrect or expired state parameter');
+    expect(posted(html)).toEqual({ message: { sso_error: 'incorrect or expired state parameter' }, origin: new URL(base).origin });
     // a fresh flow whose state is altered
     const jar = new Jar();
     const { back } = await throughProvider(jar, `${base}/api/auth/sso?method=sso_get_token`, op.issuer, 'dana-sub');

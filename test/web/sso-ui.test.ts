@@ -80,6 +80,15 @@ describe.runIf(requireChromium('the single sign-on browser test'))('single sign-
     await w.page.locator('.dialog button.danger').click();
     await card.locator('button[name=sso-bind]').waitFor();
     expect((await w.s.core.repos.users.byUsername('dana'))!.ssoId).toBe('');
+    // The unbound identity no longer signs in: the provider's window says why, and so does the login page.
+    await w.page.evaluate(() => localStorage.removeItem('token'));
+    await w.page.goto(`${w.base}/@login`);
+    const [popup] = await Promise.all([w.page.waitForEvent('popup'), w.page.locator('button[name=sso]').click()]);
+    void atProvider(popup, 'dana-sub').catch(() => undefined);
+    await expect.poll(() => w.page.locator('.login .error').textContent()).toMatch(/no account is bound to this single sign-on identity/);
+    expect(await popup.locator('body').textContent()).toMatch(/Single sign-on failed: no account is bound/);
+    await popup.close();
+    expect(await w.page.evaluate(() => localStorage.getItem('token'))).toBeNull();
     await save({ sso_login_enabled: 'false' });
     await w.page.evaluate(() => localStorage.removeItem('token'));
     await w.page.goto(`${w.base}/@login`);

@@ -33,9 +33,9 @@ export function takeFromUrl(key: SsoKey): string | undefined {
 
 /**
  * Starts single sign-on: `sso_get_token` signs in, `get_sso_id` binds the identity to this account.
- * `onValue` gets what the popup posts; returns false when the popup was blocked.
+ * `onValue` gets what the popup posts, `onError` the reason it failed; returns false when the popup was blocked.
  */
-export function startSso(method: 'sso_get_token' | 'get_sso_id', compatibility: boolean, onValue: (v: string) => void): boolean {
+export function startSso(method: 'sso_get_token' | 'get_sso_id', compatibility: boolean, onValue: (v: string) => void, onError: (reason: string) => void): boolean {
   const url = `${basePath}/api/auth/sso?method=${method}`;
   if (compatibility) {
     location.href = url;
@@ -46,7 +46,15 @@ export function startSso(method: 'sso_get_token' | 'get_sso_id', compatibility: 
   if (!popup) return false;
   const listener = (e: MessageEvent) => {
     if (e.origin !== location.origin || e.source !== popup) return;
-    const v = (e.data as Record<string, unknown> | null)?.[key];
+    const data = e.data as Record<string, unknown> | null;
+    const v = data?.[key];
+    // The provider's window shows why it failed, and tells us.
+    const failed = data?.sso_error;
+    if (typeof failed === 'string' && failed !== '') {
+      window.removeEventListener('message', listener);
+      onError(failed);
+      return;
+    }
     if (typeof v !== 'string' || v === '') return;
     window.removeEventListener('message', listener);
     onValue(v);

@@ -1,6 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import { SSO_COOKIE, type SsoResult } from '../../auth/sso.js';
+import { AppError } from '../../errors.js';
 import type { Core } from '../../core.js';
 import type { RouteDoc } from '../route-table.js';
 import { apiUrl } from '../urls.js';
@@ -36,16 +37,21 @@ function answer(reply: FastifyReply, r: SsoResult, compatibility: boolean): Fast
     target.searchParams.set(r.key, r.value);
     return reply.redirect(target.toString(), 302);
   }
+  return reply.code(200).type('text/html; charset=utf-8').send(postingPage('Signed in', 'You can close this window.', { [r.key]: r.value }, new URL(r.base).origin, true));
+}
+
+/** A page that posts `message` to the window that opened it (for `origin` only), and closes itself when asked. */
+function postingPage(title: string, text: string, message: Record<string, string>, origin: string, close: boolean): string {
   // JSON inside a script: escape what could end it or start markup.
   const json = (v: unknown) => JSON.stringify(v).replace(/</g, '\\u003c').replace(/>/g, '\\u003e').replace(/&/g, '\\u0026');
-  const html = `<!DOCTYPE html>
-<html lang="en"><head><meta charset="utf-8"><meta name="robots" content="noindex"><title>Signed in</title></head>
-<body><p>You can close this window.</p>
+  const escape = (t: string) => t.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+  return `<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8"><meta name="robots" content="noindex"><title>${escape(title)}</title></head>
+<body><p>${escape(text)}</p>
 <script>
-if (window.opener) window.opener.postMessage(${json({ [r.key]: r.value })}, ${json(new URL(r.base).origin)});
-window.close();
+if (window.opener) window.opener.postMessage(${json(message)}, ${json(origin)});
+${close ? 'window.close();' : ''}
 </script></body></html>`;
-  return reply.code(200).type('text/html; charset=utf-8').send(html);
 }
 
 const callbackDoc = (summary: string): RouteDoc => ({
@@ -55,7 +61,7 @@ const callbackDoc = (summary: string): RouteDoc => ({
   from: 'query',
   rawResponse: {
     description:
-      'an HTML page posting {"token": "<jwt>"} (sso_get_token) or {"sso_id": "<binding ticket>"} (get_sso_id) to window.opener for this site\'s origin; with sso_compatibility_mode a 302 to /@login?token=… or /@manage?sso_id=…; errors as the JSON envelope',
+      'an HTML page posting {"token": "<jwt>"} (sso_get_token) or {"sso_id": "<binding ticket>"} (get_sso_id) to window.opener for this site\'s origin; with sso_compatibility_mode a 302 to /@login?token=… or /@manage?sso_id=…; errors as the JSON envelope, or for a browser navigation (Sec-Fetch-Dest: document) an HTML page with the reason that posts {"sso_error": "<reason>"} to window.opener',
   },
 });
 
@@ -84,11 +90,20 @@ export function ssoRoutes(app: FastifyInstance, core: Core): void {
   });
 
   const callback = (fixedMethod?: string) => async (req: FastifyRequest, reply: FastifyReply) => {
-    const q = parseInput(callbackInput, req.query);
-    const result = await core.sso.finish(fixedMethod ?? q.method ?? '', q, cookieValue(req, SSO_COOKIE), (user) =>
-      core.accounts.signInVouched(user, { ip: req.ip, userAgent: String(req.headers['user-agent'] ?? '') }),
-    );
-    return answer(reply, result, core.sso.compatibility());
+    try {
+      const q = parseInput(callbackInput, req.query);
+      const result = await core.sso.finish(fixedMethod ?? q.method ?? '', q, cookieValue(req, SSO_COOKIE), (user) =>
+        core.accounts.signInVouched(user, { ip: req.ip, userAgent: String(req.headers['user-agent'] ?? '') }),
+      );
+      return answer(reply, result, core.sso.compatibility());
+    } catch (err) {
+      // A person in the provider's window (a browser navigation) reads the reason there, and the page
+      // that opened it gets {sso_error}; programs get the JSON envelope.
+      if (!(err instanceof AppError) || req.headers['sec-fetch-dest'] !== 'document') throw err;
+      const origin = new URL(apiUrl(req, core.config.site_url)).origin;
+      const page = postingPage('Single sign-on failed', `Single sign-on failed: ${err.message}`, { sso_error: err.message }, origin, false);
+      return reply.code(err.code >= 400 && err.code < 500 ? err.code : 500).header('cache-control', 'no-store').type('text/html; charset=utf-8').send(page);
+    }
   };
   app.route({ method: 'GET', url: '/api/auth/sso_callback', config: { doc: callbackDoc('single sign-on: the provider\'s redirect back (method in the query)') }, handler: callback() });
   app.route({ method: 'GET', url: '/api/auth/get_sso_id', config: { doc: callbackDoc('single sign-on, compatibility mode: the redirect back of a binding') }, handler: callback('get_sso_id') });

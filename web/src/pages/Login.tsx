@@ -31,7 +31,7 @@ export default function Login(props: { guestAllowed: boolean }) {
 
   const sso = () => {
     setError('');
-    if (!startSso('sso_get_token', settings().sso_compatibility_mode === 'true', (tk) => void signedIn(tk))) setError(t('login.sso_blocked'));
+    if (!startSso('sso_get_token', settings().sso_compatibility_mode === 'true', (tk) => void signedIn(tk), setError)) setError(t('login.sso_blocked'));
   };
 
   const submit = async (e: Event) => {

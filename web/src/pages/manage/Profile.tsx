@@ -130,7 +130,7 @@ export default function Profile() {
                 <button
                   name="sso-bind"
                   onClick={() => {
-                    if (!startSso('get_sso_id', settings().sso_compatibility_mode === 'true', (v) => void bindSso(v))) notifyError(t('login.sso_blocked'));
+                    if (!startSso('get_sso_id', settings().sso_compatibility_mode === 'true', (v) => void bindSso(v), notifyError)) notifyError(t('login.sso_blocked'));
                   }}
                 >
                   {t('m.sso_bind')}
