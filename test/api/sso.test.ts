@@ -255,6 +255,25 @@ describe.each(BACKENDS)('OpenID Connect SSO on $name', (backend) => {
     }
   });
 
+  it('a flow started on one process finishes on another sharing the database, once', async () => {
+    const b = await startServer(backend, { dataDir: s.dataDir });
+    try {
+      const baseB = await listen(b);
+      const jar = new Jar();
+      const { back } = await throughProvider(jar, `${base}/api/auth/sso?method=sso_get_token`, op.issuer, 'dana-sub');
+      const cookie = `atrium_sso=${jar.get(new URL(base).host, 'atrium_sso')}`;
+      const onB = new URL(`${back.pathname}${back.search}`, baseB).href;
+      const res = await send(new Jar(), onB, { headers: { cookie } });
+      const { message, origin } = posted(await res.text());
+      expect(origin).toBe(new URL(base).origin);
+      expect(await me(message.token!)).toMatchObject({ username: 'dana' });
+      // taken on B: A refuses it
+      expect(JSON.parse(await (await send(jar, back.href)).text())).toMatchObject({ code: 400, message: 'incorrect or expired state parameter' });
+    } finally {
+      await b.stop();
+    }
+  });
+
   it.runIf(full)('bounds pending attempts per address (429), other addresses unaffected', async () => {
     const start = (ip: string) => s.inject({ method: 'GET', url: '/api/auth/sso?method=sso_get_token', remoteAddress: ip });
     let accepted = 0;
