@@ -83,6 +83,11 @@ describe.each(BACKENDS)('OpenID Connect SSO on $name', (backend) => {
     expect(q.get('state')).toMatch(/^[\w-]{43}$/);
     expect(q.get('nonce')).toMatch(/^[\w-]{43}$/);
     expect(res.headers.get('set-cookie')).toMatch(/^atrium_sso=[\w-]{43}; Path=\/api\/auth; Max-Age=600; HttpOnly; SameSite=Lax$/);
+    // sso_extra_scopes add to openid and profile
+    await save({ sso_extra_scopes: 'email  groups openid' });
+    const more = await send(jar, `${base}/api/auth/sso?method=get_sso_id`);
+    expect(new URL(more.headers.get('location')!).searchParams.get('scope')).toBe('openid profile email groups');
+    await save({ sso_extra_scopes: '' });
   });
 
   it('an unbound identity is refused while auto-registration is off', async () => {
