@@ -18,6 +18,8 @@ import { S3KeysRepo } from './db/s3-keys.js';
 import { AppPasswordsRepo } from './db/app-passwords.js';
 import { AppPasswords } from './auth/app-passwords.js';
 import { LdapDirectory } from './auth/ldap.js';
+import { WebauthnRepo } from './db/webauthn.js';
+import { Passkeys } from './auth/passkeys.js';
 import { SettingsRepo } from './db/settings.js';
 import { StoragesRepo } from './db/storages.js';
 import { SearchNodesRepo } from './db/search-nodes.js';
@@ -58,6 +60,7 @@ export interface Repos {
   sshKeys: SshKeysRepo;
   s3Keys: S3KeysRepo;
   appPasswords: AppPasswordsRepo;
+  webauthn: WebauthnRepo;
   searchNodes: SearchNodesRepo;
   shares: SharesRepo;
   uploads: UploadsRepo;
@@ -72,6 +75,8 @@ export interface Core {
   repos: Repos;
   settings: Settings;
   accounts: Accounts;
+  /** Passkeys (WebAuthn): registration on the profile, sign-in on the login page. */
+  passkeys: Passkeys;
   limiter: LoginLimiter;
   metas: Metas;
   /** The per-principal views of the filesystem: the only door from a front to `fs` (view/). */
@@ -126,6 +131,7 @@ export function openCore(loaded: LoadedConfig, opts: OpenOptions = {}): Core {
     sshKeys: new SshKeysRepo(db),
     s3Keys: new S3KeysRepo(db),
     appPasswords: new AppPasswordsRepo(db),
+    webauthn: new WebauthnRepo(db),
     searchNodes: new SearchNodesRepo(db),
     shares: new SharesRepo(db),
     uploads: new UploadsRepo(db),
@@ -136,7 +142,11 @@ export function openCore(loaded: LoadedConfig, opts: OpenOptions = {}): Core {
   const tokens = new TokenService(config.jwt_secret, config.token_expires_in, repos.sessions);
   const appPasswords = new AppPasswords(repos.appPasswords);
   const accounts = new Accounts(repos.users, settings, tokens, limiter, repos.sshKeys, repos.shares, appPasswords, new LdapDirectory(settings));
-  accounts.onDeleteUser = (id) => repos.s3Keys.deleteOfUser(id);
+  const passkeys = new Passkeys(repos.webauthn, repos.users, settings, limiter, (user, client) => accounts.issueSession(user, client));
+  accounts.onDeleteUser = async (id) => {
+    await repos.s3Keys.deleteOfUser(id);
+    await passkeys.removeAllOf(id);
+  };
   const fileTypes = new FileTypes(settings);
   const links = new LinkFetcher(() => settings.getBool(URL_FETCH_SETTING));
   const storages = new Storages(repos.storages, log, config.temp_dir, (name) => fileTypes.ofName(name), links);
@@ -173,6 +183,7 @@ export function openCore(loaded: LoadedConfig, opts: OpenOptions = {}): Core {
     repos,
     settings,
     accounts,
+    passkeys,
     limiter,
     metas,
     views: undefined as unknown as Views,
