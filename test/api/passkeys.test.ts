@@ -225,7 +225,7 @@ describe.each(BACKENDS)('passkeys (WebAuthn) on $name', (backend) => {
     const forged = await beginLogin('', '127.0.0.25');
     const answer = auth.get(forged.options.publicKey);
     const sig = Buffer.from(answer.response.signature, 'base64url');
-    sig[sig.length - 1] ^= 1;
+    sig[sig.length - 1] = sig[sig.length - 1]! ^ 1;
     answer.response.signature = sig.toString('base64url');
     const r4 = await finishLogin(forged.session, answer, { ip: '127.0.0.25' });
     expect(r4.code).toBe(400);

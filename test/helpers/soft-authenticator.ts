@@ -9,7 +9,8 @@ import { createHash, generateKeyPairSync, type KeyObject, sign } from 'node:cryp
  * relying party or a cloned authenticator.
  */
 
-type Cbor = number | string | Uint8Array | Map<number | string, Cbor> | Record<string, Cbor>;
+type Cbor = number | string | Uint8Array | CborMap | { [key: string]: Cbor };
+interface CborMap extends Map<number | string, Cbor> {}
 
 function head(major: number, n: number): Buffer {
   if (n < 24) return Buffer.from([(major << 5) | n]);
