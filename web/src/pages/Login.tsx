@@ -3,6 +3,7 @@ import { api, ApiError, hashPassword, token } from '../api';
 import { t } from '../i18n';
 import { navigate } from '../router';
 import { loadMe, settings } from '../state';
+import { passkeysSupported, signInWithPasskey } from '../passkeys';
 
 const OTP_NEEDED = 402;
 
@@ -15,6 +16,27 @@ export default function Login(props: { guestAllowed: boolean }) {
   let otp: HTMLInputElement | undefined;
   let ldap: HTMLInputElement | undefined;
   onMount(() => user.focus());
+
+  const signedIn = async (tk: string) => {
+    token.set(tk);
+    await loadMe();
+    const back = new URLSearchParams(location.search).get('redirect');
+    navigate(back && back.startsWith('/') ? back : '/', true);
+  };
+
+  const passkey = async () => {
+    setError('');
+    if (!passkeysSupported()) return setError(t('login.passkey_unsupported'));
+    setBusy(true);
+    try {
+      await signedIn(await signInWithPasskey());
+    } catch (err) {
+      // Closing the browser's passkey prompt is no error worth showing.
+      if (!(err instanceof DOMException && err.name === 'NotAllowedError')) setError(err instanceof Error ? err.message : String(err));
+    } finally {
+      setBusy(false);
+    }
+  };
 
   const submit = async (e: Event) => {
     e.preventDefault();
@@ -31,10 +53,7 @@ export default function Login(props: { guestAllowed: boolean }) {
         const body = { username: user.value, password: hashed ?? pass.value, otp_code: otpCode };
         res = await api<{ token: string }>(hashed ? '/auth/login/hash' : '/auth/login', body);
       }
-      token.set(res.token);
-      await loadMe();
-      const back = new URLSearchParams(location.search).get('redirect');
-      navigate(back && back.startsWith('/') ? back : '/', true);
+      await signedIn(res.token);
     } catch (err) {
       if (err instanceof ApiError && err.code === OTP_NEEDED) {
         setNeedOtp(true);
@@ -84,6 +103,13 @@ export default function Login(props: { guestAllowed: boolean }) {
             {t('login.submit')}
           </button>
         </div>
+        <Show when={settings().webauthn_login_enabled === 'true'}>
+          <div class="actions">
+            <button type="button" data-testid="passkey-login" disabled={busy()} onClick={passkey}>
+              {t('login.passkey')}
+            </button>
+          </div>
+        </Show>
       </form>
     </main>
   );

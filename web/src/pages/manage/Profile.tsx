@@ -1,11 +1,12 @@
-// The current user's account: name and password, SSH keys, S3 access keys, app passwords, two-factor authentication.
+// The current user's account: name and password, two-factor authentication, passkeys, SSH keys, S3 access keys, app passwords.
 import { createResource, createSignal, Show } from 'solid-js';
 import { act } from '../../actions';
 import { api } from '../../api';
 import { confirmAction } from '../../components/Dialog';
 import { formatDate } from '../../format';
 import { t } from '../../i18n';
-import { loadMe, me, notifyError } from '../../state';
+import { loadMe, me, notifyError, settings } from '../../state';
+import Passkeys from './Passkeys';
 import { DataTable, PageHead } from './Table';
 
 interface SshKey {
@@ -110,6 +111,10 @@ export default function Profile() {
           </Show>
         </Show>
       </div>
+
+      <Show when={settings().webauthn_login_enabled === 'true'}>
+        <Passkeys />
+      </Show>
 
       <div class="card" style={{ 'margin-top': '16px' }} data-testid="ssh-keys">
         <h2>{t('m.ssh_keys')}</h2>
