@@ -5,7 +5,7 @@ import type {
   PublicKeyCredentialRequestOptionsJSON,
   RegistrationResponseJSON,
 } from '@simplewebauthn/server';
-import type { Ceremony, PasskeyCredential, WebauthnRepo } from '../db/webauthn.js';
+import type { Ceremony, PasskeyChallenge, PasskeyCredential, WebauthnRepo } from '../db/webauthn.js';
 import { ROLE_GUEST, type User, type UsersRepo } from '../db/users.js';
 import { AppError, BadRequest, Forbidden, KindError, TooManyRequests, Unauthorized } from '../errors.js';
 import type { Settings } from '../settings/service.js';
@@ -180,13 +180,7 @@ export class Passkeys {
     const lib = loadLib();
     let info;
     try {
-      const result = await lib.verifyRegistrationResponse({
-        response,
-        expectedChallenge: ch.challenge,
-        expectedOrigin: ch.origin,
-        expectedRPID: ch.rpId,
-        requireUserVerification: true,
-      });
+      const result = await lib.verifyRegistrationResponse({ response, ...expectations(ch) });
       if (!result.verified) throw new Error('registration could not be verified');
       info = result.registrationInfo;
     } catch (err) {
@@ -286,12 +280,9 @@ export class Passkeys {
     try {
       const result = await lib.verifyAuthenticationResponse({
         response,
-        expectedChallenge: ch.challenge,
-        expectedOrigin: ch.origin,
-        expectedRPID: ch.rpId,
+        ...expectations(ch),
         // The counter is compared below, after the signature, against the stored one.
         credential: { id: credential.credentialId, publicKey: new Uint8Array(Buffer.from(credential.publicKey, 'base64url')), counter: 0, transports: credential.transports as never },
-        requireUserVerification: true,
       });
       if (!result.verified) throw new Error("the signature does not match the passkey's public key");
       newCounter = result.authenticationInfo.newCounter;
@@ -306,6 +297,9 @@ export class Passkeys {
     return this.issueSession(user, client);
   }
 }
+
+/** What a ceremony's answer must show: the challenge, origin and RP ID of its begin, and user verification. */
+const expectations = (ch: PasskeyChallenge) => ({ expectedChallenge: ch.challenge, expectedOrigin: ch.origin, expectedRPID: ch.rpId, requireUserVerification: true });
 
 /** The library's refusals (bad signature, origin, RP ID, challenge, flags) as a 400 with its words. */
 function verificationError(err: unknown): AppError {

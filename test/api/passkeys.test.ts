@@ -286,6 +286,32 @@ describe.each(BACKENDS)('passkeys (WebAuthn) on $name', (backend) => {
     expect(id).toBeGreaterThan(0);
   });
 
+  it('a ceremony begun on one process finishes on another sharing the database, once', async () => {
+    const { token } = await newUser('cluster');
+    const auth = new SoftAuthenticator(SITE);
+    const other = await startServer(backend, { dataDir: s.dataDir });
+    try {
+      const reg = await call('GET', '/api/authn/webauthn_begin_registration', { token });
+      const onOther = await other.inject({
+        method: 'POST',
+        url: '/api/authn/webauthn_finish_registration',
+        headers: { authorization: token, session: reg.data.session, 'content-type': 'application/json' },
+        payload: JSON.stringify(auth.create(reg.data.options.publicKey)),
+      });
+      expect(onOther.json()).toMatchObject({ code: 200, data: 'Registered Successfully' });
+      const b = await beginLogin('', '127.0.0.61');
+      const answer = JSON.stringify(auth.get(b.options.publicKey));
+      const finishOn = (srv: TestServer) =>
+        srv.inject({ method: 'POST', url: '/api/authn/webauthn_finish_login', headers: { session: b.session, 'content-type': 'application/json' }, payload: answer, remoteAddress: '127.0.0.61' });
+      // both processes receive the same answer at once: one signs in, the other finds the challenge spent
+      const results = (await Promise.all([finishOn(other), finishOn(s)])).map((r) => r.json());
+      expect(results.map((r) => r.code).sort()).toEqual([200, 400]);
+      expect(results.find((r) => r.code === 400).message).toBe(MSG_CHALLENGE);
+    } finally {
+      await other.stop();
+    }
+  });
+
   it('counts failed passkey sign-ins in the login lockout, and bounds pending challenges per client', async () => {
     const { token } = await newUser('locked');
     const auth = new SoftAuthenticator(SITE);

@@ -20,6 +20,16 @@ const b64url = (buf: ArrayBuffer | null | undefined): string | undefined => {
 
 const descriptors = (list?: Json[]) => list?.map((c) => ({ ...c, id: bytes(c.id) }));
 
+/** What PublicKeyCredential.toJSON() gives, around the ceremony's own `response`. */
+const credentialJson = (cred: PublicKeyCredential, response: Json) => ({
+  id: cred.id,
+  rawId: b64url(cred.rawId),
+  type: cred.type,
+  response,
+  clientExtensionResults: cred.getClientExtensionResults(),
+  authenticatorAttachment: cred.authenticatorAttachment ?? undefined,
+});
+
 export const passkeysSupported = () => typeof window.PublicKeyCredential === 'function' && !!navigator.credentials;
 
 /** Adds a passkey to the signed-in account (the browser asks for the screen lock or the key). */
@@ -31,15 +41,8 @@ export async function registerPasskey(): Promise<void> {
   })) as PublicKeyCredential | null;
   if (!cred) throw new Error('no passkey was created');
   const r = cred.response as AuthenticatorAttestationResponse;
-  const body = {
-    id: cred.id,
-    rawId: b64url(cred.rawId),
-    type: cred.type,
-    response: { clientDataJSON: b64url(r.clientDataJSON), attestationObject: b64url(r.attestationObject), transports: r.getTransports?.() ?? [] },
-    clientExtensionResults: cred.getClientExtensionResults(),
-    authenticatorAttachment: cred.authenticatorAttachment ?? undefined,
-  };
-  await api('/authn/webauthn_finish_registration', body, 'POST', { session: begin.session });
+  const response = { clientDataJSON: b64url(r.clientDataJSON), attestationObject: b64url(r.attestationObject), transports: r.getTransports?.() ?? [] };
+  await api('/authn/webauthn_finish_registration', credentialJson(cred, response), 'POST', { session: begin.session });
 }
 
 /** Signs in with any passkey of this site the browser holds; answers the session token. */
@@ -51,14 +54,7 @@ export async function signInWithPasskey(): Promise<string> {
   })) as PublicKeyCredential | null;
   if (!cred) throw new Error('no passkey was chosen');
   const r = cred.response as AuthenticatorAssertionResponse;
-  const body = {
-    id: cred.id,
-    rawId: b64url(cred.rawId),
-    type: cred.type,
-    response: { clientDataJSON: b64url(r.clientDataJSON), authenticatorData: b64url(r.authenticatorData), signature: b64url(r.signature), userHandle: b64url(r.userHandle) },
-    clientExtensionResults: cred.getClientExtensionResults(),
-    authenticatorAttachment: cred.authenticatorAttachment ?? undefined,
-  };
-  const res = await api<{ token: string }>('/authn/webauthn_finish_login', body, 'POST', { session: begin.session });
+  const response = { clientDataJSON: b64url(r.clientDataJSON), authenticatorData: b64url(r.authenticatorData), signature: b64url(r.signature), userHandle: b64url(r.userHandle) };
+  const res = await api<{ token: string }>('/authn/webauthn_finish_login', credentialJson(cred, response), 'POST', { session: begin.session });
   return res.token;
 }
