@@ -255,6 +255,20 @@ describe.each(BACKENDS)('passkeys (WebAuthn) on $name', (backend) => {
     expect((await s.core.repos.webauthn.ofUser(id))[0]!.signCount).toBe(10);
   });
 
+  it('accepts an authenticator that keeps no counter (always 0, as many synced passkeys), again and again', async () => {
+    const { token, id } = await newUser('synced');
+    const auth = new SoftAuthenticator(SITE);
+    await register(token, auth);
+    for (let i = 0; i < 3; i++) {
+      const b = await beginLogin('', '127.0.0.35');
+      const r = await finishLogin(b.session, auth.get(b.options.publicKey, { counter: 0 }), { ip: '127.0.0.35' });
+      expect(r.code, r.message).toBe(200);
+    }
+    const [row] = await s.core.repos.webauthn.ofUser(id);
+    expect(row!.signCount).toBe(0);
+    expect(row!.lastUsedTime).toBeGreaterThan(0);
+  });
+
   it('a deleted passkey no longer signs in; a disabled user is refused; a deleted user takes its passkeys along', async () => {
     const { token, id } = await newUser('gone');
     const auth = new SoftAuthenticator(SITE);
