@@ -1,4 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
+import { isIP } from 'node:net';
 import type {
   AuthenticationResponseJSON,
   PublicKeyCredentialCreationOptionsJSON,
@@ -48,7 +49,8 @@ const isLocalHost = (host: string) => host === 'localhost' || host.endsWith('.lo
 /**
  * The relying party of a request. The RP ID is the host name of `site_url` and the origin its
  * scheme://host[:port]. Without an absolute `site_url`, the request's own host is used, but only
- * when it is localhost or a loopback address: otherwise a Host header would choose the RP.
+ * when it is localhost: otherwise a Host header would choose the RP. Browsers accept no IP
+ * address as an RP ID, so one is refused here with words that say so.
  * Browsers only create passkeys in secure contexts, so plain http is only for localhost.
  */
 export function relyingParty(site: SiteAddress): RelyingParty {
@@ -61,6 +63,7 @@ export function relyingParty(site: SiteAddress): RelyingParty {
   if ((u.protocol !== 'http:' && u.protocol !== 'https:') || u.hostname === '') throw new BadRequest('passkeys need an absolute http(s) site_url');
   const local = isLocalHost(u.hostname);
   if (!site.configured && !local) throw new BadRequest('passkeys need site_url set to the address browsers use to reach this server');
+  if (isIP(u.hostname.replace(/^\[|\]$/g, '')) !== 0) throw new BadRequest('passkeys need a host name, not an IP address (browsers refuse one): open the site at localhost or set site_url');
   if (u.protocol === 'http:' && !local) throw new BadRequest('passkeys need https outside localhost');
   return { rpId: u.hostname.replace(/^\[|\]$/g, ''), origin: u.origin };
 }

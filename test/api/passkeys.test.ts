@@ -352,13 +352,17 @@ describe.each(BACKENDS)('passkeys (WebAuthn) on $name', (backend) => {
 });
 
 describe('the relying party of passkeys', () => {
-  it('comes from site_url when absolute, else only from a localhost request; plain http only on localhost', () => {
+  it('comes from site_url when absolute, else only from a localhost request; plain http only on localhost; never an IP address', () => {
     expect(relyingParty({ url: 'https://nas.localdomain/atrium', configured: true })).toEqual({ rpId: 'nas.localdomain', origin: 'https://nas.localdomain' });
     expect(relyingParty({ url: 'https://nas.localdomain:8443', configured: true })).toEqual({ rpId: 'nas.localdomain', origin: 'https://nas.localdomain:8443' });
     expect(relyingParty({ url: 'http://localhost:5244', configured: false })).toEqual({ rpId: 'localhost', origin: 'http://localhost:5244' });
     expect(() => relyingParty({ url: 'https://nas.localdomain', configured: false })).toThrow('passkeys need site_url set to the address browsers use to reach this server');
     expect(() => relyingParty({ url: 'http://nas.localdomain', configured: true })).toThrow('passkeys need https outside localhost');
     expect(() => relyingParty({ url: 'ftp://localhost', configured: true })).toThrow('passkeys need an absolute http(s) site_url');
+    for (const url of ['http://127.0.0.1:5244', 'http://[::1]:5244', 'https://10.1.2.3']) {
+      expect(() => relyingParty({ url, configured: true }), url).toThrow('passkeys need a host name, not an IP address');
+    }
+    expect(() => relyingParty({ url: 'http://127.0.0.1:5244', configured: false })).toThrow('passkeys need a host name, not an IP address');
   });
 
   it('without site_url, a request to a host other than localhost gets a clear 400', async () => {
