@@ -20,6 +20,8 @@ import { AppPasswords } from './auth/app-passwords.js';
 import { LdapDirectory } from './auth/ldap.js';
 import { SsoService } from './auth/sso.js';
 import { SsoFlowsRepo } from './db/sso-flows.js';
+import { WebauthnRepo } from './db/webauthn.js';
+import { Passkeys } from './auth/passkeys.js';
 import { SettingsRepo } from './db/settings.js';
 import { StoragesRepo } from './db/storages.js';
 import { SearchNodesRepo } from './db/search-nodes.js';
@@ -60,6 +62,7 @@ export interface Repos {
   sshKeys: SshKeysRepo;
   s3Keys: S3KeysRepo;
   appPasswords: AppPasswordsRepo;
+  webauthn: WebauthnRepo;
   searchNodes: SearchNodesRepo;
   shares: SharesRepo;
   uploads: UploadsRepo;
@@ -77,6 +80,8 @@ export interface Core {
   accounts: Accounts;
   /** OpenID Connect single sign-on (`/api/auth/sso*`). */
   sso: SsoService;
+  /** Passkeys (WebAuthn): registration on the profile, sign-in on the login page. */
+  passkeys: Passkeys;
   limiter: LoginLimiter;
   metas: Metas;
   /** The per-principal views of the filesystem: the only door from a front to `fs` (view/). */
@@ -131,6 +136,7 @@ export function openCore(loaded: LoadedConfig, opts: OpenOptions = {}): Core {
     sshKeys: new SshKeysRepo(db),
     s3Keys: new S3KeysRepo(db),
     appPasswords: new AppPasswordsRepo(db),
+    webauthn: new WebauthnRepo(db),
     searchNodes: new SearchNodesRepo(db),
     shares: new SharesRepo(db),
     uploads: new UploadsRepo(db),
@@ -142,9 +148,13 @@ export function openCore(loaded: LoadedConfig, opts: OpenOptions = {}): Core {
   const tokens = new TokenService(config.jwt_secret, config.token_expires_in, repos.sessions);
   const appPasswords = new AppPasswords(repos.appPasswords);
   const accounts = new Accounts(repos.users, settings, tokens, limiter, repos.sshKeys, repos.shares, appPasswords, new LdapDirectory(settings));
-  accounts.onDeleteUser = (id) => repos.s3Keys.deleteOfUser(id);
   const sso = new SsoService(settings, repos.users, repos.ssoFlows);
   accounts.ssoBinding = (user, value) => sso.bindingFor(user, value);
+  const passkeys = new Passkeys(repos.webauthn, repos.users, settings, limiter, (user, client) => accounts.issueSession(user, client));
+  accounts.onDeleteUser = async (id) => {
+    await repos.s3Keys.deleteOfUser(id);
+    await passkeys.removeAllOf(id);
+  };
   const fileTypes = new FileTypes(settings);
   const links = new LinkFetcher(() => settings.getBool(URL_FETCH_SETTING));
   const storages = new Storages(repos.storages, log, config.temp_dir, (name) => fileTypes.ofName(name), links);
@@ -182,6 +192,7 @@ export function openCore(loaded: LoadedConfig, opts: OpenOptions = {}): Core {
     settings,
     accounts,
     sso,
+    passkeys,
     limiter,
     metas,
     views: undefined as unknown as Views,

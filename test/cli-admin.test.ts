@@ -5,6 +5,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { ProgressLine } from '../src/cli/progress.js';
 import { loadConfig } from '../src/config/load.js';
 import { bootstrap, openCore } from '../src/core.js';
+import { credentialHash } from '../src/auth/passkeys.js';
 import { atrium, freePort, startServerProcess } from './helpers/process.js';
 
 const dirs: string[] = [];
@@ -189,7 +190,7 @@ describe('atrium index build', () => {
 });
 
 describe('atrium export / import', () => {
-  it('carries settings, users (their passwords too), storages, metas, SSH keys and shares to a new installation', async () => {
+  it('carries settings, users (their passwords too), storages, metas, SSH keys, shares and passkeys to a new installation', async () => {
     const a = tmp();
     const media = path.join(a, 'media');
     mkdirSync(media);
@@ -203,15 +204,30 @@ describe('atrium export / import', () => {
       const ann = (await core.repos.users.byUsername('ann'))!;
       await core.repos.sshKeys.create({ userId: ann.id, title: 'laptop', fingerprint: 'SHA256:abc', keyStr: 'ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIK ann@laptop', addedTime: 1700000000000, lastUsedTime: 0 });
       await core.repos.shares.create({ id: 'annShare0123456789abcd', files: ['/media'], expires: 0, pwd: 'code', accessed: 2, maxAccessed: 10, creatorId: ann.id, disabled: false, remark: 'for bob', readme: '', header: '', createdAt: 1700000000000 });
+      await core.repos.webauthn.create({
+        userId: ann.id,
+        credentialHash: credentialHash('AQIDBA'),
+        credentialId: 'AQIDBA',
+        publicKey: 'pQECAyYgASFYIA',
+        signCount: 7,
+        transports: ['internal', 'hybrid'],
+        aaguid: '00000000-0000-0000-0000-000000000000',
+        backedUp: true,
+        name: 'Passkey 1',
+        creatorIp: '127.0.0.1',
+        creatorUa: 'test',
+        addedTime: 1700000000000,
+        lastUsedTime: 1700000001000,
+      });
     } finally {
       await core.close();
     }
 
     const file = path.join(a, 'backup.json');
     const exported = await atrium('export', file, '--data', a);
-    expect(exported.stdout).toMatch(/exported \d+ settings, 3 users, 2 storages, 1 metas, 1 SSH keys, 1 shares/);
+    expect(exported.stdout).toMatch(/exported \d+ settings, 3 users, 2 storages, 1 metas, 1 SSH keys, 1 shares, 1 passkeys/);
     const backup = JSON.parse(readFileSync(file, 'utf8'));
-    expect(Object.keys(backup)).toEqual(expect.arrayContaining(['encrypted', 'settings', 'users', 'storages', 'metas', 'ssh_keys', 'shares']));
+    expect(Object.keys(backup)).toEqual(expect.arrayContaining(['encrypted', 'settings', 'users', 'storages', 'metas', 'ssh_keys', 'shares', 'passkeys']));
 
     const b = tmp();
     const imported = await atrium('import', file, '--data', b);
@@ -220,6 +236,7 @@ describe('atrium export / import', () => {
     expect(imported.stdout).toContain('metas: 1 added');
     expect(imported.stdout).toContain('SSH keys: 1 added');
     expect(imported.stdout).toContain('shares: 1 added, 0 updated, 0 without their creator');
+    expect(imported.stdout).toContain('passkeys: 1 added, 0 already there or without their user');
 
     const again = path.join(b, 'again.json');
     await atrium('export', again, '--data', b);

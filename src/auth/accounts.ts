@@ -237,6 +237,11 @@ export class Accounts {
     return signedIn;
   }
 
+  /** A session for a user another method vouched for (a passkey): the token the login routes answer. */
+  issueSession(user: User, client: { ip: string; userAgent: string }): Promise<string> {
+    return this.tokens.issue(user, client);
+  }
+
   static hashForLogin(plain: string): string {
     return staticHash(plain);
   }

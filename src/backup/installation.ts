@@ -1,11 +1,13 @@
 // Export and import of an installation's configuration (`atrium export FILE` / `import FILE`):
-// settings, users (with their password hashes and 2FA secrets), storages, metas and SSH keys.
+// settings, users (with their password hashes and 2FA secrets), storages, metas, SSH keys and passkeys.
 // The top-level keys `encrypted`, `settings`, `users`, `storages` and `metas` are those of the
 // OpenList manage page's backup file, in the wire's shapes, so one format serves both; Atrium's
-// own additions are `atrium` (version), the users' secrets, `ssh_keys` and `shares`.
+// own additions are `atrium` (version), the users' secrets, `ssh_keys`, `shares` and `passkeys`
+// (public keys: they keep working where the new installation has the same site address).
 
 import { z } from 'zod';
 import { userJson } from '../auth/accounts.js';
+import { credentialHash } from '../auth/passkeys.js';
 import type { Core } from '../core.js';
 import { ROLE_ADMIN, ROLE_GENERAL, ROLE_GUEST, type User } from '../db/users.js';
 import { BadRequest } from '../errors.js';
@@ -74,6 +76,21 @@ const shareEntry = z.object({
   created_at: z.number().default(0),
 });
 
+const passkeyEntry = z.object({
+  username: z.string(),
+  credential_id: z.string().min(1),
+  public_key: z.string().min(1),
+  sign_count: z.number().int().default(0),
+  transports: z.array(z.string()).default([]),
+  aaguid: z.string().default(''),
+  backed_up: z.boolean().default(false),
+  name: z.string().default('Passkey'),
+  creator_ip: z.string().default(''),
+  creator_ua: z.string().default(''),
+  added_time: z.number().default(0),
+  last_used_time: z.number().default(0),
+});
+
 /** What an import accepts (storages are checked entry by entry with the API's storage body). */
 export const backupFile = z.object({
   encrypted: z.string().default(''),
@@ -83,6 +100,7 @@ export const backupFile = z.object({
   metas: z.array(metaEntry).default([]),
   ssh_keys: z.array(sshKeyEntry).default([]),
   shares: z.array(shareEntry).default([]),
+  passkeys: z.array(passkeyEntry).default([]),
 });
 
 export type BackupFile = z.input<typeof backupFile>;
@@ -91,7 +109,24 @@ export async function exportInstallation(core: Core): Promise<Record<string, unk
   const { users } = await core.repos.users.list(1, 0);
   const names = new Map(users.map((u) => [u.id, u.username]));
   const sshKeys = [];
+  const passkeys = [];
   for (const u of users) {
+    for (const c of await core.repos.webauthn.ofUser(u.id)) {
+      passkeys.push({
+        username: u.username,
+        credential_id: c.credentialId,
+        public_key: c.publicKey,
+        sign_count: c.signCount,
+        transports: c.transports,
+        aaguid: c.aaguid,
+        backed_up: c.backedUp,
+        name: c.name,
+        creator_ip: c.creatorIp,
+        creator_ua: c.creatorUa,
+        added_time: c.addedTime,
+        last_used_time: c.lastUsedTime,
+      });
+    }
     const { keys } = await core.repos.sshKeys.ofUser(u.id, 1, 0);
     for (const k of keys) {
       sshKeys.push({ username: names.get(k.userId)!, title: k.title, fingerprint: k.fingerprint, key_str: k.keyStr, added_time: k.addedTime, last_used_time: k.lastUsedTime });
@@ -128,6 +163,7 @@ export async function exportInstallation(core: Core): Promise<Record<string, unk
         header: sh.header,
         created_at: sh.createdAt,
       })),
+    passkeys,
   };
 }
 
@@ -138,6 +174,7 @@ export interface ImportReport {
   metas: { added: number; updated: number };
   sshKeys: { added: number; skipped: number };
   shares: { added: number; updated: number; skipped: number };
+  passkeys: { added: number; skipped: number };
   unknownSettings: string[];
 }
 
@@ -169,6 +206,7 @@ export async function importInstallation(core: Core, raw: unknown): Promise<Impo
     metas: { added: 0, updated: 0 },
     sshKeys: { added: 0, skipped: 0 },
     shares: { added: 0, updated: 0, skipped: 0 },
+    passkeys: { added: 0, skipped: 0 },
     unknownSettings: [],
   };
 
@@ -269,6 +307,32 @@ export async function importInstallation(core: Core, raw: unknown): Promise<Impo
       await core.repos.shares.create(row);
       report.shares.added++;
     }
+  }
+
+  // A passkey already here (by its credential id) or whose user is not here is skipped.
+  for (const c of file.passkeys) {
+    const user = await core.repos.users.byUsername(c.username);
+    const hash = credentialHash(c.credential_id);
+    if (!user || (await core.repos.webauthn.byHash(hash))) {
+      report.passkeys.skipped++;
+      continue;
+    }
+    await core.repos.webauthn.create({
+      userId: user.id,
+      credentialHash: hash,
+      credentialId: c.credential_id,
+      publicKey: c.public_key,
+      signCount: c.sign_count,
+      transports: c.transports,
+      aaguid: c.aaguid,
+      backedUp: c.backed_up,
+      name: c.name,
+      creatorIp: c.creator_ip,
+      creatorUa: c.creator_ua,
+      addedTime: c.added_time,
+      lastUsedTime: c.last_used_time,
+    });
+    report.passkeys.added++;
   }
   return report;
 }

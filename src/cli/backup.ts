@@ -7,7 +7,7 @@ import { dataDir, UsageError, withReadyCore } from './common.js';
 export function backupCommands(program: Command): void {
   program
     .command('export <file>')
-    .description('write settings, users, storages, metas, SSH keys and shares to a JSON file ("-" = stdout); it holds secrets')
+    .description('write settings, users, storages, metas, SSH keys, shares and passkeys to a JSON file ("-" = stdout); it holds secrets')
     .action(async (file: string, _opts: unknown, cmd: Command) => {
       await withReadyCore(dataDir(cmd), async (core) => {
         const backup = await exportInstallation(core);
@@ -21,7 +21,7 @@ export function backupCommands(program: Command): void {
         renameSync(tmp, file);
         const count = (k: string) => (backup[k] as unknown[]).length;
         console.log(
-          `exported ${count('settings')} settings, ${count('users')} users, ${count('storages')} storages, ${count('metas')} metas, ${count('ssh_keys')} SSH keys, ${count('shares')} shares to ${file}`,
+          `exported ${count('settings')} settings, ${count('users')} users, ${count('storages')} storages, ${count('metas')} metas, ${count('ssh_keys')} SSH keys, ${count('shares')} shares, ${count('passkeys')} passkeys to ${file}`,
         );
       });
     });
@@ -48,7 +48,8 @@ export function backupCommands(program: Command): void {
           `imported ${r.settings} settings; users: ${r.users.added} added, ${r.users.updated} updated; ` +
             `storages: ${r.storages.added} added, ${r.storages.updated} updated; metas: ${r.metas.added} added, ${r.metas.updated} updated; ` +
             `SSH keys: ${r.sshKeys.added} added, ${r.sshKeys.skipped} already there or without their user; ` +
-            `shares: ${r.shares.added} added, ${r.shares.updated} updated, ${r.shares.skipped} without their creator`,
+            `shares: ${r.shares.added} added, ${r.shares.updated} updated, ${r.shares.skipped} without their creator; ` +
+            `passkeys: ${r.passkeys.added} added, ${r.passkeys.skipped} already there or without their user`,
         );
         if (r.users.skipped.length > 0) console.log(`users not restored (no password hash in the file): ${r.users.skipped.join(', ')}`);
         if (r.unknownSettings.length > 0) console.log(`settings this version does not know, left out: ${r.unknownSettings.join(', ')}`);

@@ -257,6 +257,42 @@ export const MIGRATIONS: Migration[] = [
     },
   },
   {
+    version: 9,
+    name: 'webauthn: passkeys per user and their pending challenges',
+    async up(ctx) {
+      await table(ctx, 'webauthn_credentials', true)
+        .addColumn('user_id', 'integer', (c) => c.notNull())
+        // hex SHA-256 of the credential id: a short unique key on every engine (ids reach 1 023 bytes)
+        .addColumn('credential_hash', key(ctx, 64), (c) => c.notNull())
+        .addColumn('credential_id', text(ctx), (c) => c.notNull())
+        .addColumn('public_key', text(ctx), (c) => c.notNull())
+        .addColumn('sign_count', 'bigint', (c) => c.notNull().defaultTo(0))
+        .addColumn('transports', key(ctx), (c) => c.notNull().defaultTo(''))
+        .addColumn('aaguid', key(ctx, 64), (c) => c.notNull().defaultTo(''))
+        .addColumn('backed_up', 'integer', (c) => c.notNull().defaultTo(0))
+        .addColumn('name', key(ctx), (c) => c.notNull())
+        .addColumn('creator_ip', key(ctx, 64), (c) => c.notNull().defaultTo(''))
+        .addColumn('creator_ua', text(ctx), (c) => c.notNull())
+        .addColumn('added_time', 'bigint', (c) => c.notNull())
+        .addColumn('last_used_time', 'bigint', (c) => c.notNull().defaultTo(0))
+        .execute();
+      await index(ctx, 'webauthn_credentials', 'webauthn_credentials_hash', ['credential_hash'], true);
+      await index(ctx, 'webauthn_credentials', 'webauthn_credentials_user', ['user_id']);
+      await table(ctx, 'webauthn_challenges', false)
+        .addColumn('id', key(ctx, 64), (c) => c.primaryKey())
+        .addColumn('ceremony', key(ctx, 16), (c) => c.notNull())
+        .addColumn('user_id', 'integer', (c) => c.notNull())
+        .addColumn('admission', key(ctx, 128), (c) => c.notNull())
+        .addColumn('challenge', key(ctx, 128), (c) => c.notNull())
+        .addColumn('rp_id', key(ctx), (c) => c.notNull())
+        .addColumn('origin', key(ctx), (c) => c.notNull())
+        .addColumn('expires_at', 'bigint', (c) => c.notNull())
+        .execute();
+      await index(ctx, 'webauthn_challenges', 'webauthn_challenges_admission', ['admission']);
+      await index(ctx, 'webauthn_challenges', 'webauthn_challenges_expires', ['expires_at']);
+    },
+  },
+  {
     version: 10,
     name: 'sso_flows: pending single sign-on attempts and binding tickets (short-lived, single use)',
     async up(ctx) {
@@ -354,7 +390,7 @@ export async function migrate(handle: DbHandle): Promise<number[]> {
 
 /** Drops every table of this prefix (tests use a prefix of their own on shared servers). */
 export async function dropAll(handle: DbHandle): Promise<void> {
-  for (const name of ['users', 'sessions', 'setting_items', 'storages', 'meta', 'ssh_public_keys', 's3_keys', 'app_passwords', 'tasks', 'uploads', 'upload_parts', 'schema_migrations', 'shares', 'sso_flows']) {
+  for (const name of ['users', 'sessions', 'setting_items', 'storages', 'meta', 'ssh_public_keys', 's3_keys', 'app_passwords', 'webauthn_credentials', 'webauthn_challenges', 'tasks', 'uploads', 'upload_parts', 'schema_migrations', 'shares', 'sso_flows']) {
     await handle.db.schema.dropTable(name).ifExists().execute();
   }
   for (const name of ['search_fts', 'search_nodes', 'search_state']) await handle.db.schema.dropTable(name).ifExists().execute();

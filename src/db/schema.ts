@@ -113,6 +113,41 @@ export interface AppPasswordsTable {
   last_used_time: number;
 }
 
+export interface WebauthnCredentialsTable {
+  id: Generated<number>;
+  user_id: number;
+  /** hex SHA-256 of the credential id (the unique key). */
+  credential_hash: string;
+  /** base64url of the credential id. */
+  credential_id: string;
+  /** base64url of the COSE public key. */
+  public_key: string;
+  sign_count: number;
+  /** comma-separated transports the authenticator named. */
+  transports: string;
+  aaguid: string;
+  backed_up: number;
+  name: string;
+  creator_ip: string;
+  creator_ua: string;
+  added_time: number;
+  last_used_time: number;
+}
+
+/** A begun registration or login: single use, until `expires_at`. */
+export interface WebauthnChallengesTable {
+  id: string;
+  ceremony: string;
+  /** The user it is bound to; 0 for a login without a user name. */
+  user_id: number;
+  /** Who asked (client address or user), to bound pending challenges per asker. */
+  admission: string;
+  challenge: string;
+  rp_id: string;
+  origin: string;
+  expires_at: number;
+}
+
 export interface TasksTable {
   id: string;
   kind: string;
@@ -230,6 +265,8 @@ export interface Database {
   ssh_public_keys: SshPublicKeysTable;
   s3_keys: S3KeysTable;
   app_passwords: AppPasswordsTable;
+  webauthn_credentials: WebauthnCredentialsTable;
+  webauthn_challenges: WebauthnChallengesTable;
   tasks: TasksTable;
   schema_migrations: SchemaMigrationsTable;
   search_nodes: SearchNodesTable;

@@ -29,6 +29,7 @@ import { shareRoutes } from './routes/shares.js';
 import { sshKeyRoutes } from './routes/ssh-keys.js';
 import { s3KeyRoutes } from './routes/s3-keys.js';
 import { appPasswordRoutes } from './routes/app-passwords.js';
+import { passkeyRoutes } from './routes/passkeys.js';
 import { taskRoutes } from './routes/tasks.js';
 import { instrumentRequests, metricsRoutes } from './routes/metrics.js';
 import { webdavRoutes } from '../protocols/webdav/server.js';
@@ -129,6 +130,7 @@ export async function buildApp(core: Core, opts: AppOptions = {}): Promise<Fasti
   sshKeyRoutes(app, core);
   s3KeyRoutes(app, core);
   appPasswordRoutes(app, core);
+  passkeyRoutes(app, core);
   fsReadRoutes(app, core);
   archiveDownloadRoutes(app, core);
   fsWriteRoutes(app, core);

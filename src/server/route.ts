@@ -36,6 +36,8 @@ export interface ApiRoute<S extends z.ZodType> {
   from?: InputSource;
   /** The shape of the success envelope's `data`, for the OpenAPI document (server/openapi.ts). */
   output?: z.ZodType;
+  /** Request headers the route reads, name → description (for the OpenAPI document). */
+  headers?: Record<string, string>;
   handler(ctx: RouteContext<z.infer<S>>): Promise<unknown> | unknown;
 }
 
@@ -64,7 +66,7 @@ export function apiRoute<S extends z.ZodType>(app: FastifyInstance, core: Core, 
   app.route({
     method: def.method,
     url: def.url,
-    config: { doc: { auth: def.auth, input: def.input, from: def.from ?? 'body', output: def.output } },
+    config: { doc: { auth: def.auth, input: def.input, from: def.from ?? 'body', output: def.output, headers: def.headers } },
     handler: async (req, reply) => {
       const principal = await authenticate(core, req, def.auth);
       const input = def.input ? parseInput(def.input, rawInput(req, def.from ?? 'body')) : (undefined as z.infer<S>);

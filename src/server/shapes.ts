@@ -136,6 +136,18 @@ export const appPasswordShape = z.object({
   last_used_time: z.union([time, z.literal('')]).describe('RFC 3339 time, or empty until first used'),
 });
 
+/** A passkey as `getcredentials` lists it (OpenList's fields first, then Atrium's). */
+export const passkeyShape = z.object({
+  id: z.string().describe('the credential id, standard base64'),
+  fingerprint: z.string().describe("the authenticator's AAGUID: upper-case hex bytes separated by spaces"),
+  creator_ip: z.string(),
+  creator_ua: z.string(),
+  is_legacy: z.boolean(),
+  name: z.string(),
+  added_time: time,
+  last_used_time: z.union([time, z.literal('')]).describe('RFC 3339 time, or empty until first used'),
+});
+
 /** A share (OpenList's SharingResp). */
 export const shareShape = z.object({
   id: z.string(),

@@ -160,7 +160,7 @@ export function builtinSettings(opts: BuiltinOptions = {}): SettingDefault[] {
     s('archive_max_ratio', '1000', 'number', GLOBAL, PR, { help: 'expanded / archive size above which extraction stops (past 64 MiB), 0 = no limit' }),
     s('archive_max_entries', '1000000', 'number', GLOBAL, PR, { help: 'entries an archive may hold to be listed or extracted, 0 = no limit' }),
     s('ignore_direct_link_params', 'sign,alist_ts', 'string', GLOBAL, P),
-    s('webauthn_login_enabled', 'false', 'bool', GLOBAL, P),
+    s('webauthn_login_enabled', 'false', 'bool', GLOBAL, P, { help: 'users may add passkeys on their profile page and sign in with them (the site address of the configuration names the site; without it, only localhost works)' }),
     s('share_preview', 'false', 'bool', GLOBAL, P, { help: 'share visitors may preview files in the web UI (otherwise they download)' }),
     s('share_archive_preview', 'false', 'bool', GLOBAL, P),
     s('share_force_proxy', 'true', 'bool', GLOBAL, PR, { help: '/sd always streams through this server instead of redirecting to the storage' }),

@@ -3,6 +3,7 @@ import { Ajv2020 } from 'ajv/dist/2020.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BACKENDS } from '../helpers/backends.js';
 import { startServer, type TestServer } from '../helpers/server.js';
+import { SoftAuthenticator } from '../helpers/soft-authenticator.js';
 
 type Doc = { openapi: string; paths: Record<string, Record<string, any>>; components: any };
 
@@ -74,7 +75,7 @@ describe('OpenAPI document', () => {
   it("real answers match the documented envelope and data shape", async () => {
     const ajv = new Ajv2020({ strict: false });
     ajv.addSchema({ $id: 'doc', components: doc.components });
-    const check = async (method: string, url: string, opts: { body?: unknown } = {}) => {
+    const check = async (method: string, url: string, opts: { body?: unknown; headers?: Record<string, string> } = {}) => {
       const [pathOnly] = url.split('?');
       const schema = doc.paths[pathOnly!]![method.toLowerCase()].responses['200'].content['application/json'].schema;
       const success = schema.anyOf[0];
@@ -105,6 +106,14 @@ describe('OpenAPI document', () => {
     await check('GET', '/api/admin/index/progress');
     await check('POST', '/api/fs/search', { body: { parent: '/', keywords: 'x', page: 1, per_page: 10 } });
     await check('GET', '/api/me/sshkey/list');
+    await s.api('POST', '/api/admin/setting/save', { token: admin, body: [{ key: 'webauthn_login_enabled', value: 'true' }] });
+    const passkey = new SoftAuthenticator('http://localhost');
+    const reg = await check('GET', '/api/authn/webauthn_begin_registration');
+    await check('POST', '/api/authn/webauthn_finish_registration', { body: passkey.create(reg.data.options.publicKey), headers: { session: reg.data.session } });
+    const passkeys = await check('GET', '/api/authn/getcredentials');
+    const login = await check('GET', '/api/authn/webauthn_begin_login');
+    await check('POST', '/api/authn/webauthn_finish_login', { body: passkey.get(login.data.options.publicKey), headers: { session: login.data.session } });
+    await check('POST', '/api/authn/delete_authn', { body: { id: passkeys.data[0].id } });
     await check('GET', '/api/admin/setting/default');
     await check('GET', '/api/public/offline_download_tools');
     await check('POST', '/api/fs/mkdir', { body: { path: '/openapi-made' } });

@@ -25,7 +25,6 @@ const DIST = path.resolve('node_modules/@openlist-frontend/openlist-frontend/dis
 const NOT_BUILT: Array<[RegExp, string]> = [
   [/^\/api\/admin\/message\//, 'the admin message bus'],
   [/^\/api\/fs\/torrent\//, 'torrent helpers'],
-  [/^\/api\/authn\//, 'WebAuthn'],
 ];
 
 /** Routes whose request body is a file the browser streams (their answers are checked on disk). */

@@ -27,11 +27,11 @@ function headers(extra: Record<string, string> = {}, tk = token.get()): Record<s
   return h;
 }
 
-export async function api<T = unknown>(route: string, body?: unknown, method = body === undefined ? 'GET' : 'POST'): Promise<T> {
+export async function api<T = unknown>(route: string, body?: unknown, method = body === undefined ? 'GET' : 'POST', extraHeaders: Record<string, string> = {}): Promise<T> {
   const sent = token.get();
   const res = await fetch(`${basePath}/api${route}`, {
     method,
-    headers: headers(body === undefined ? {} : { 'Content-Type': 'application/json' }, sent),
+    headers: headers(body === undefined ? extraHeaders : { ...extraHeaders, 'Content-Type': 'application/json' }, sent),
     body: body === undefined ? undefined : JSON.stringify(body),
   });
   let env: { code: number; message: string; data: T };

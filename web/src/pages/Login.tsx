@@ -4,6 +4,7 @@ import { t } from '../i18n';
 import { navigate } from '../router';
 import { loadMe, settings } from '../state';
 import { startSso, takeFromUrl } from '../sso';
+import { passkeysSupported, signInWithPasskey } from '../passkeys';
 
 const OTP_NEEDED = 402;
 
@@ -32,6 +33,20 @@ export default function Login(props: { guestAllowed: boolean }) {
   const sso = () => {
     setError('');
     if (!startSso('sso_get_token', settings().sso_compatibility_mode === 'true', (tk) => void signedIn(tk), setError)) setError(t('login.sso_blocked'));
+  };
+
+  const passkey = async () => {
+    setError('');
+    if (!passkeysSupported()) return setError(t('login.passkey_unsupported'));
+    setBusy(true);
+    try {
+      await signedIn(await signInWithPasskey());
+    } catch (err) {
+      // Closing the browser's passkey prompt is no error worth showing.
+      if (!(err instanceof DOMException && err.name === 'NotAllowedError')) setError(err instanceof Error ? err.message : String(err));
+    } finally {
+      setBusy(false);
+    }
   };
 
   const submit = async (e: Event) => {
@@ -103,6 +118,13 @@ export default function Login(props: { guestAllowed: boolean }) {
           <div class="actions">
             <button type="button" name="sso" onClick={sso}>
               {t('login.sso')}
+            </button>
+          </div>
+        </Show>
+        <Show when={settings().webauthn_login_enabled === 'true'}>
+          <div class="actions">
+            <button type="button" data-testid="passkey-login" disabled={busy()} onClick={passkey}>
+              {t('login.passkey')}
             </button>
           </div>
         </Show>

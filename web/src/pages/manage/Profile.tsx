@@ -1,4 +1,4 @@
-// The current user's account: name and password, two-factor authentication, single sign-on binding, SSH keys, S3 access keys, app passwords.
+// The current user's account: name and password, two-factor authentication, single sign-on binding, passkeys, SSH keys, S3 access keys, app passwords.
 import { createResource, createSignal, onMount, Show } from 'solid-js';
 import { act } from '../../actions';
 import { api } from '../../api';
@@ -7,6 +7,7 @@ import { formatDate } from '../../format';
 import { t } from '../../i18n';
 import { loadMe, me, notifyError, settings } from '../../state';
 import { startSso, takeFromUrl } from '../../sso';
+import Passkeys from './Passkeys';
 import { DataTable, PageHead } from './Table';
 
 interface SshKey {
@@ -151,6 +152,10 @@ export default function Profile() {
             </button>
           </Show>
         </div>
+      </Show>
+
+      <Show when={settings().webauthn_login_enabled === 'true'}>
+        <Passkeys />
       </Show>
 
       <div class="card" style={{ 'margin-top': '16px' }} data-testid="ssh-keys">
