@@ -17,6 +17,8 @@ import { apiUrl, encodePath } from '../urls.js';
 import { boolish, int } from '../validation.js';
 
 const pathField = z.string().default('/');
+/** Atrium's, for share visitors (`/@s/…`): the password of a protected folder inside the share. */
+const folderPassword = z.string().max(1024).default('');
 
 /** `/api/fs/list|get|dirs|other`: the reading API. */
 export function fsReadRoutes(app: FastifyInstance, core: Core): void {
@@ -28,7 +30,7 @@ export function fsReadRoutes(app: FastifyInstance, core: Core): void {
     // A share visitor (`/@s/…`) needs no account; every other path authenticates below.
     auth: 'none',
     from: 'any',
-    input: z.object({ path: pathField, password: z.string().default(''), page: int().optional(), per_page: int().optional(), refresh: boolish().optional() }),
+    input: z.object({ path: pathField, password: z.string().default(''), folder_password: folderPassword, page: int().optional(), per_page: int().optional(), refresh: boolish().optional() }),
     handler: async ({ input, req }) => {
       if (isSharePath(input.path)) return shareList(core, req, input);
       const principal = (await authenticate(core, req, 'user'))!;
@@ -68,7 +70,7 @@ export function fsReadRoutes(app: FastifyInstance, core: Core): void {
     output: objShape.extend({ raw_url: z.string(), readme: z.string(), header: z.string(), provider: z.string(), related: z.array(objShape).nullable() }),
     auth: 'none',
     from: 'any',
-    input: z.object({ path: pathField, password: z.string().default('') }),
+    input: z.object({ path: pathField, password: z.string().default(''), folder_password: folderPassword }),
     handler: async ({ input, req }) => {
       if (isSharePath(input.path)) return shareGet(core, req, input);
       const principal = (await authenticate(core, req, 'user'))!;
