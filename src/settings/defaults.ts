@@ -162,9 +162,9 @@ export function builtinSettings(opts: BuiltinOptions = {}): SettingDefault[] {
     s('ignore_direct_link_params', 'sign,alist_ts', 'string', GLOBAL, P),
     s('webauthn_login_enabled', 'false', 'bool', GLOBAL, P),
     s('share_preview', 'false', 'bool', GLOBAL, P, { help: 'share visitors may preview files in the web UI (otherwise they download)' }),
-    s('share_archive_preview', 'false', 'bool', GLOBAL, P),
+    s('share_archive_preview', 'false', 'bool', GLOBAL, P, { help: 'share visitors may look inside shared archives and download single entries' }),
     s('share_force_proxy', 'true', 'bool', GLOBAL, PR, { help: '/sd always streams through this server instead of redirecting to the storage' }),
-    s('share_summary_content', SHARE_SUMMARY, 'text', GLOBAL, P),
+    s('share_summary_content', SHARE_SUMMARY, 'text', GLOBAL, P, { help: 'the message copied with a share link: a template where the creator, the shared files, the link, its code and its expiry are filled in' }),
     // OpenList's hook after writing: the index follows writes (with auto_update_index). On by
     // default here, where the index always followed writes (OpenList's default is off).
     s('handle_hook_after_writing', 'true', 'bool', GLOBAL, PR, { help: 'writes update the search index (when automatic index updates are on)' }),
