@@ -300,6 +300,8 @@ const en = {
   'share.created': 'Share link created',
   'share.link': 'Link',
   'share.copy': 'Copy link',
+  'share.message': 'Message',
+  'share.copy_msg': 'Copy message',
   'share.mine': 'My shares',
   'share.none': 'No shares yet',
   'share.files': 'Files',

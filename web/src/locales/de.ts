@@ -492,6 +492,8 @@ export default {
   "share.created": "Freigabelink erstellt",
   "share.link": "Link",
   "share.copy": "Link kopieren",
+  "share.message": "Nachricht",
+  "share.copy_msg": "Nachricht kopieren",
   "share.mine": "Meine Freigaben",
   "share.none": "Noch keine Freigaben",
   "share.files": "Dateien",

@@ -492,6 +492,8 @@ export default {
   "share.created": "Enlace compartido creado",
   "share.link": "Enlace",
   "share.copy": "Copiar enlace",
+  "share.message": "Mensaje",
+  "share.copy_msg": "Copiar mensaje",
   "share.mine": "Mis enlaces compartidos",
   "share.none": "Aún no hay enlaces compartidos",
   "share.files": "Archivos",

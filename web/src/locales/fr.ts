@@ -492,6 +492,8 @@ export default {
   "share.created": "Lien de partage créé",
   "share.link": "Lien",
   "share.copy": "Copier le lien",
+  "share.message": "Message",
+  "share.copy_msg": "Copier le message",
   "share.mine": "Mes partages",
   "share.none": "Aucun partage pour le moment",
   "share.files": "Fichiers",

@@ -492,6 +492,8 @@ export default {
   "share.created": "共有リンクを作成しました",
   "share.link": "リンク",
   "share.copy": "リンクをコピー",
+  "share.message": "メッセージ",
+  "share.copy_msg": "メッセージをコピー",
   "share.mine": "自分の共有",
   "share.none": "共有はまだありません",
   "share.files": "ファイル",

@@ -492,6 +492,8 @@ export default {
   "share.created": "分享链接已创建",
   "share.link": "链接",
   "share.copy": "复制链接",
+  "share.message": "消息",
+  "share.copy_msg": "复制消息",
   "share.mine": "我的分享",
   "share.none": "还没有分享",
   "share.files": "文件",

@@ -1,5 +1,7 @@
-// The visitor's page of a share link, `/@s/<id>/<inside>`: the share code prompt, the shared
-// folder's entries, and a shared file's preview (when `share_preview` is on) or download.
+// The visitor's page of a share link, `/@s/<id>/<inside>`: the share code prompt, the password
+// prompt of a protected folder inside the share, the shared folder's entries with the share's
+// header and readme (sanitised markdown), and a shared file's preview (when `share_preview` is
+// on; archives when `share_archive_preview` is on too) or download.
 import { createResource, createSignal, For, Match, Show, Switch } from 'solid-js';
 import { api, ApiError, type GetResp, joinPath, type ListResp, parentOf } from '../api';
 import Icon from '../components/Icon';
@@ -9,40 +11,54 @@ import Preview from '../components/Preview';
 import { formatDate, formatSize } from '../format';
 import { t } from '../i18n';
 import { href, linkClick } from '../router';
-import { settings } from '../state';
-import { splitVisitorPath, visitorApiPath } from './api';
+import { rememberPassword, settings } from '../state';
+import { splitVisitorPath, visitorApiPath, visitorKeys, rememberShareCode, MSG_WRONG_SHARE_CODE } from './api';
 
-const WRONG_CODE = 403;
-const codeKey = (id: string) => `share-code:${id}`;
+const REFUSED = 403;
 
-type Loaded = { kind: 'folder'; list: ListResp } | { kind: 'file'; obj: GetResp; siblings: ListResp['content'] } | { kind: 'code'; wrong: boolean };
+type Loaded =
+  | { kind: 'folder'; list: ListResp }
+  | { kind: 'file'; obj: GetResp; siblings: ListResp['content'] }
+  | { kind: 'code'; wrong: boolean }
+  | { kind: 'folder-password'; wrong: boolean };
 
 export default function ShareVisit(props: { path: string }) {
   const where = () => splitVisitorPath(props.path);
-  const [code, setCode] = createSignal(sessionStorage.getItem(codeKey(where().id)) ?? '');
+  /** Bumped when the visitor gives a code or a folder password: the page loads again. */
+  const [given, setGiven] = createSignal(0);
 
-  const load = async ([p, pwd]: [string, string]): Promise<Loaded> => {
+  const load = async ([p]: [string, number]): Promise<Loaded> => {
     const { id, inside } = splitVisitorPath(p);
     const path = visitorApiPath(id, inside);
+    const keys = visitorKeys(p);
     try {
-      const obj = await api<GetResp>('/fs/get', { path, password: pwd });
+      const obj = await api<GetResp>('/fs/get', { path, ...keys });
       if (!obj.is_dir) {
-        const siblings = inside === '/' ? [] : ((await api<ListResp>('/fs/list', { path: visitorApiPath(id, parentOf(inside)), password: pwd }).catch(() => undefined))?.content ?? []);
+        const parent = parentOf(inside);
+        const siblings = inside === '/' ? [] : ((await api<ListResp>('/fs/list', { path: visitorApiPath(id, parent), ...visitorKeys(parentOf(p)) }).catch(() => undefined))?.content ?? []);
         return { kind: 'file', obj, siblings };
       }
-      return { kind: 'folder', list: await api<ListResp>('/fs/list', { path, password: pwd }) };
+      return { kind: 'folder', list: await api<ListResp>('/fs/list', { path, ...keys }) };
     } catch (e) {
-      if (e instanceof ApiError && e.code === WRONG_CODE) return { kind: 'code', wrong: pwd !== '' };
+      if (e instanceof ApiError && e.code === REFUSED) {
+        if (e.message === MSG_WRONG_SHARE_CODE) return { kind: 'code', wrong: keys.password !== '' };
+        return { kind: 'folder-password', wrong: keys.folder_password !== '' };
+      }
       throw e;
     }
   };
-  const [data] = createResource(() => [props.path, code()] as [string, string], load);
+  const [data] = createResource(() => [props.path, given()] as [string, number], load);
 
+  const field = (e: SubmitEvent, name: string) => new FormData(e.currentTarget as HTMLFormElement).get(name)?.toString() ?? '';
   const submitCode = (e: SubmitEvent) => {
     e.preventDefault();
-    const value = new FormData(e.currentTarget as HTMLFormElement).get('code')?.toString() ?? '';
-    sessionStorage.setItem(codeKey(where().id), value);
-    setCode(value);
+    rememberShareCode(where().id, field(e, 'code'));
+    setGiven((n) => n + 1);
+  };
+  const submitFolderPassword = (e: SubmitEvent) => {
+    e.preventDefault();
+    rememberPassword(props.path, field(e, 'folder_password'));
+    setGiven((n) => n + 1);
   };
   const appPath = (name: string) => joinPath(props.path, name);
 
@@ -68,21 +84,44 @@ export default function ShareVisit(props: { path: string }) {
                   </form>
                 )}
               </Match>
+              <Match when={d().kind === 'folder-password' && (d() as { wrong: boolean })}>
+                {(c) => (
+                  <form class="card narrow" onSubmit={submitFolderPassword} data-testid="share-folder-password">
+                    <h2>{t('password.title')}</h2>
+                    <p class="muted">{t('password.hint')}</p>
+                    <input type="password" name="folder_password" aria-label={t('password.title')} autofocus />
+                    <Show when={c().wrong}>
+                      <p class="error" role="alert">{t('password.wrong')}</p>
+                    </Show>
+                    <div class="actions">
+                      <button type="submit" class="primary">{t('password.submit')}</button>
+                    </div>
+                  </form>
+                )}
+              </Match>
               <Match when={d().kind === 'file' && (d() as Extract<Loaded, { kind: 'file' }>)}>
                 {(f) => (
-                  <Show
-                    when={settings().share_preview === 'true'}
-                    fallback={
-                      <p>
-                        <Icon name={iconOf(f().obj)} /> {f().obj.name} ({formatSize(f().obj.size)}){' '}
-                        <a class="button primary" href={f().obj.raw_url} download={f().obj.name} data-testid="share-download">
-                          {t('download')}
-                        </a>
-                      </p>
-                    }
-                  >
-                    <Preview path={props.path} obj={f().obj} siblings={f().siblings ?? []} />
-                  </Show>
+                  <>
+                    <Show when={f().obj.header}>
+                      <Markdown source={f().obj.header} />
+                    </Show>
+                    <Show
+                      when={settings().share_preview === 'true'}
+                      fallback={
+                        <p>
+                          <Icon name={iconOf(f().obj)} /> {f().obj.name} ({formatSize(f().obj.size)}){' '}
+                          <a class="button primary" href={f().obj.raw_url} download={f().obj.name} data-testid="share-download">
+                            {t('download')}
+                          </a>
+                        </p>
+                      }
+                    >
+                      <Preview path={props.path} obj={f().obj} siblings={f().siblings ?? []} />
+                    </Show>
+                    <Show when={f().obj.readme}>
+                      <Markdown source={f().obj.readme} class="readme" />
+                    </Show>
+                  </>
                 )}
               </Match>
               <Match when={d().kind === 'folder' && (d() as Extract<Loaded, { kind: 'folder' }>)}>
