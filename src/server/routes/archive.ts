@@ -14,7 +14,7 @@ import { archiveObjShape, archiveTreeShape, pageShape, taskShape } from '../shap
 import { sendArchiveEntry } from '../send-file.js';
 import { apiUrl, encodePath } from '../urls.js';
 import { innerJson, innerTreeJson } from '../obj-json.js';
-import { boolish, int } from '../validation.js';
+import { boolish, int, pageBounds } from '../validation.js';
 
 const metaInput = z.object({
   path: z.string().default('/'),
@@ -83,10 +83,7 @@ export function archiveRoutes(app: FastifyInstance, core: Core): void {
       const reqPath = view.virtual(input.path);
       const nodes = await view.archiveList(reqPath, cleanInner(input.inner_path), { password: input.archive_pass, refresh: input.refresh ?? false });
       const total = nodes.length;
-      const page = input.page && input.page > 0 ? input.page : 1;
-      const perPage = input.per_page && input.per_page > 0 ? input.per_page : 0;
-      const start = perPage > 0 ? Math.min((page - 1) * perPage, total) : 0;
-      const end = perPage > 0 ? Math.min(start + perPage, total) : total;
+      const { start, end } = pageBounds(input, total);
       return { content: nodes.slice(start, end).map((n) => innerJson(core, n)), total };
     },
   });

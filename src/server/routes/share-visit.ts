@@ -11,6 +11,7 @@ import { envelopeStatus, sendRawError } from '../raw-error.js';
 import { sendArchiveEntry } from '../send-file.js';
 import { RawJson } from '../route.js';
 import { apiUrl, encodePath } from '../urls.js';
+import { pageBounds } from '../validation.js';
 import { proxy } from './raw.js';
 
 /** The path prefix under which `/api/fs/list|get` browse a share (OpenList's FsListSplit). */
@@ -67,9 +68,8 @@ export async function shareList(core: Core, req: FastifyRequest, input: ShareRea
   const { view, rel } = await openShare(core, req, input);
   const { objs } = await view.list(rel, input.refresh ?? false);
   const total = objs.length;
-  const page = input.page && input.page > 0 ? input.page : 1;
-  const perPage = input.per_page && input.per_page > 0 ? input.per_page : 0;
-  const slice = perPage > 0 ? objs.slice((page - 1) * perPage, page * perPage) : objs;
+  const { start, end } = pageBounds(input, total);
+  const slice = objs.slice(start, end);
   const content = slice.length === 0 && total === 0 ? null : slice.map((o) => visitorJson(core, o));
   const { readme, header } = view.share;
   return new RawJson(JSON.stringify({ content, total, readme, header, write: false, provider: 'unknown' }));
@@ -114,10 +114,7 @@ export async function shareArchiveList(core: Core, req: FastifyRequest, input: S
   const { view, rel } = await openShare(core, req, input);
   const nodes = await view.archiveList(rel, cleanInner(input.inner_path), { password: input.archive_pass, refresh: input.refresh ?? false });
   const total = nodes.length;
-  const page = input.page && input.page > 0 ? input.page : 1;
-  const perPage = input.per_page && input.per_page > 0 ? input.per_page : 0;
-  const start = perPage > 0 ? Math.min((page - 1) * perPage, total) : 0;
-  const end = perPage > 0 ? Math.min(start + perPage, total) : total;
+  const { start, end } = pageBounds(input, total);
   return { content: nodes.slice(start, end).map((n) => innerJson(core, n)), total };
 }
 

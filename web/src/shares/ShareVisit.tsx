@@ -7,6 +7,7 @@ import { api, ApiError, type GetResp, joinPath, type ListResp, parentOf } from '
 import Icon from '../components/Icon';
 import { iconOf } from '../components/icons';
 import Markdown from '../components/Markdown';
+import PasswordPrompt from '../components/PasswordPrompt';
 import Preview from '../components/Preview';
 import { formatDate, formatSize } from '../format';
 import { t } from '../i18n';
@@ -49,17 +50,13 @@ export default function ShareVisit(props: { path: string }) {
   };
   const [data] = createResource(() => [props.path, given()] as [string, number], load);
 
-  const field = (e: SubmitEvent, name: string) => new FormData(e.currentTarget as HTMLFormElement).get(name)?.toString() ?? '';
-  const submitCode = (e: SubmitEvent) => {
-    e.preventDefault();
-    rememberShareCode(where().id, field(e, 'code'));
+  /** A prompt's answer: remembered, then the page loads again with it. */
+  const submit = (remember: (value: string) => void) => (value: string) => {
+    remember(value);
     setGiven((n) => n + 1);
   };
-  const submitFolderPassword = (e: SubmitEvent) => {
-    e.preventDefault();
-    rememberPassword(props.path, field(e, 'folder_password'));
-    setGiven((n) => n + 1);
-  };
+  const submitCode = (value: string) => rememberShareCode(where().id, value);
+  const submitFolderPassword = (value: string) => rememberPassword(props.path, value);
   const appPath = (name: string) => joinPath(props.path, name);
 
   return (
@@ -70,33 +67,11 @@ export default function ShareVisit(props: { path: string }) {
           {(d) => (
             <Switch>
               <Match when={d().kind === 'code' && (d() as { wrong: boolean })}>
-                {(c) => (
-                  <form class="card narrow" onSubmit={submitCode}>
-                    <h2>{t('share.code_title')}</h2>
-                    <p class="muted">{t('share.code_hint')}</p>
-                    <input type="password" name="code" aria-label={t('share.password')} autofocus />
-                    <Show when={c().wrong}>
-                      <p class="error" role="alert">{t('password.wrong')}</p>
-                    </Show>
-                    <div class="actions">
-                      <button type="submit" class="primary">{t('password.submit')}</button>
-                    </div>
-                  </form>
-                )}
+                {(c) => <PasswordPrompt title={t('share.code_title')} hint={t('share.code_hint')} label={t('share.password')} name="code" wrong={c().wrong} onSubmit={submit(submitCode)} />}
               </Match>
               <Match when={d().kind === 'folder-password' && (d() as { wrong: boolean })}>
                 {(c) => (
-                  <form class="card narrow" onSubmit={submitFolderPassword} data-testid="share-folder-password">
-                    <h2>{t('password.title')}</h2>
-                    <p class="muted">{t('password.hint')}</p>
-                    <input type="password" name="folder_password" aria-label={t('password.title')} autofocus />
-                    <Show when={c().wrong}>
-                      <p class="error" role="alert">{t('password.wrong')}</p>
-                    </Show>
-                    <div class="actions">
-                      <button type="submit" class="primary">{t('password.submit')}</button>
-                    </div>
-                  </form>
+                  <PasswordPrompt name="folder_password" wrong={c().wrong} onSubmit={submit(submitFolderPassword)} testid="share-folder-password" />
                 )}
               </Match>
               <Match when={d().kind === 'file' && (d() as Extract<Loaded, { kind: 'file' }>)}>
@@ -169,3 +144,4 @@ export default function ShareVisit(props: { path: string }) {
     </main>
   );
 }
+
