@@ -85,6 +85,26 @@ describe.each(BACKENDS)('share links on $name', (backend) => {
     expect((await s.api('GET', '/api/share/list', { token: bob })).data.total).toBe(0);
   });
 
+  it('pages the list (GET query or POST body), newest first; a user sees only their own', async () => {
+    await s.api('POST', '/api/admin/user/create', { token: admin, body: { username: 'pia', password: 'p', base_path: '/s/bob', permission: SHARE } });
+    const pia = await s.login('pia', 'p');
+    const ids: string[] = [];
+    for (const remark of ['first', 'second', 'third']) {
+      ids.push((await create(pia, { files: ['/s/bob/docs'], remark })).data.id);
+      await new Promise((r) => setTimeout(r, 5)); // distinct creation times
+    }
+    const page1 = await s.api('GET', '/api/share/list?page=1&per_page=2', { token: pia });
+    expect(page1.data.total).toBe(3);
+    expect(page1.data.content.map((x: any) => x.remark)).toEqual(['third', 'second']);
+    const page2 = await s.api('POST', '/api/share/list', { token: pia, body: { page: 2, per_page: 2 } });
+    expect(page2.data.content.map((x: any) => x.remark)).toEqual(['first']);
+    expect((await s.api('GET', '/api/share/list?page=3&per_page=2', { token: pia })).data.content).toEqual([]);
+    // The admin's list holds them among everyone's; bob's does not.
+    expect((await s.api('GET', '/api/share/list?page=1&per_page=0', { token: admin })).data.content.map((x: any) => x.id)).toEqual(expect.arrayContaining(ids));
+    expect((await s.api('GET', '/api/share/list', { token: bob })).data.content.map((x: any) => x.id)).not.toContain(ids[0]);
+    for (const id of ids) expect((await s.api('POST', `/api/share/delete?id=${id}`, { token: pia })).code).toBe(200);
+  });
+
   it('needs the share bit, the custom-id bit for an id, and read access to every path', async () => {
     expect(await create(dan, { files: ['/s/other/x.txt'] })).toEqual({ code: 403, message: 'permission denied', data: null });
     expect(await create(bob, { id: 'mine', files: ['/s/bob/docs'] })).toEqual({ code: 403, message: 'permission denied', data: null });

@@ -29,7 +29,7 @@ describe.runIf(enabled)('share links in the web UI', () => {
   const row = (page: Page, name: string) => page.locator(`[data-testid=row][data-name="${name}"]`);
 
   beforeAll(async () => {
-    root = makeTree({ 'docs/report.txt': 'the report', 'docs/notes/n.txt': 'n', 'private.txt': 'not shared', 'more/locked/inner.txt': 'inner bytes', 'more/plain.txt': 'plain' });
+    root = makeTree({ 'docs/report.txt': 'the report', 'docs/notes/n.txt': 'n', 'private.txt': 'not shared', 'more/locked/inner.txt': 'inner bytes', 'more/plain.txt': 'plain words inside' });
     const src = mkdtempSync(path.join(os.tmpdir(), 'atrium-share-ui-zip-'));
     writeFileSync(path.join(src, 'hello.txt'), 'hello from the shared zip');
     execFileSync('zip', ['-q', path.join(root, 'more/a.zip'), 'hello.txt'], { cwd: src });
@@ -193,6 +193,11 @@ describe.runIf(enabled)('share links in the web UI', () => {
     await page.fill('input[name=folder_password]', 'inner-pw');
     await page.click('[data-testid=share-folder-password] button[type=submit]');
     await list.locator('a:has-text("inner.txt")').waitFor();
+
+    // With share_preview, a shared file is previewed (its text), with its /sd link to download.
+    await page.goto(`${base}/@s/${id}/plain.txt`);
+    await page.locator('text=plain words inside').waitFor();
+    expect(await page.locator('a:has-text("Download")').getAttribute('href')).toMatch(new RegExp(`/sd/${id}/plain\\.txt\\?pwd=outer$`));
 
     // The shared archive opens like a folder; an entry previews from /sad; nothing to extract.
     await page.goto(`${base}/@s/${id}/a.zip`);
