@@ -38,6 +38,7 @@ const CANONICAL_BATCH = 64;
 export class ShareView {
   /** The shared paths still inside the creator's base path, by their names. */
   private readonly roots = new Map<string, string>();
+  private wrongCounted = false;
 
   constructor(
     readonly share: Share,
@@ -110,7 +111,11 @@ export class ShareView {
     } catch (err) {
       if (err instanceof AppError && err.code === ARCHIVE_PASSWORD_CODE) throw err;
       if (isKind(err, 'PasswordRequired')) {
-        if (this.gavePassword) this.onWrongPassword();
+        // One refused password is one failure, however many reads of the request it stopped.
+        if (this.gavePassword && !this.wrongCounted) {
+          this.wrongCounted = true;
+          this.onWrongPassword();
+        }
         throw new KindError('PasswordRequired', MSG_FOLDER_PASSWORD, 403);
       }
       if (isKind(err, 'NotFound', 'Hidden', 'Forbidden')) throw new Missing();

@@ -217,10 +217,16 @@ describe.each(BACKENDS)('share links on $name', (backend) => {
     expect(names(await list(`/@s/${byAdmin}/docs`, '', ip))).toEqual(['a.txt', 'sub']);
     expect((await get(`/@s/${byAdmin}/docs/.secret`, '', ip)).message).toBe('object not found');
 
-    // Wrong folder passwords count against the address as wrong share codes do.
+    // Wrong folder passwords count against the address as wrong share codes do: one per request,
+    // also where two reads of the request meet the password (a shared folder that is protected itself).
     const guesser = '127.0.0.31';
     for (let i = 0; i < 5; i++) expect(await list(`/@s/${id}/locked`, `guess${i}`, guesser)).toEqual(FOLDER_LOCKED);
     expect((await list(`/@s/${id}/locked`, 'lockpw', guesser)).code).toBe(429);
+    const lockedRoot = (await create(admin, { files: ['/s/bob/vault/locked', '/s/bob/one.bin'] })).data.id;
+    const other = '127.0.0.32';
+    expect(names(await list(`/@s/${lockedRoot}`, '', other))).toEqual(['locked', 'one.bin']);
+    for (let i = 0; i < 4; i++) expect(await list(`/@s/${lockedRoot}/locked`, `guess${i}`, other)).toEqual(FOLDER_LOCKED);
+    expect(names(await list(`/@s/${lockedRoot}/locked`, 'lockpw', other))).toEqual(['x.txt']);
   });
 
   it('enforces expiry, and counts accesses once per address as OpenList does', async () => {
