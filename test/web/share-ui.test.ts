@@ -147,6 +147,7 @@ describe.runIf(enabled)('share links in the web UI', () => {
     await page.locator('.markdown h2:has-text("Top of the share")').waitFor();
     await page.locator('.markdown.readme h1:has-text("Read me")').waitFor();
     expect(await page.locator('.markdown.readme strong').innerText()).toBe('bold');
+    expect(await page.locator('main.share-visit > h2').innerText()).toContain('🎁'); // share_icon
     expect(await page.locator('.markdown.readme script').count()).toBe(0);
     expect(await page.evaluate(() => (window as unknown as { pwned?: number }).pwned)).toBeUndefined();
     // On a file's page too.
@@ -194,12 +195,19 @@ describe.runIf(enabled)('share links in the web UI', () => {
     await page.click('[data-testid=share-folder-password] button[type=submit]');
     await list.locator('a:has-text("inner.txt")').waitFor();
 
-    // With share_preview, a shared file is previewed (its text), with its /sd link to download.
+    // With share_preview, a shared file starts on its download (share_preview_download_by_default,
+    // on by default) and is previewed on demand.
     await page.goto(`${base}/@s/${id}/plain.txt`);
+    const download = page.locator('[data-testid=share-download]');
+    await download.waitFor();
+    expect(await download.getAttribute('href')).toMatch(new RegExp(`/sd/${id}/plain\\.txt\\?pwd=outer$`));
+    expect(await page.locator('text=plain words inside').count()).toBe(0);
+    await page.click('[data-testid=share-preview]');
     await page.locator('text=plain words inside').waitFor();
-    expect(await page.locator('a:has-text("Download")').getAttribute('href')).toMatch(new RegExp(`/sd/${id}/plain\\.txt\\?pwd=outer$`));
 
-    // The shared archive opens like a folder; an entry previews from /sad; nothing to extract.
+    // The shared archive opens like a folder at once with share_preview_archives_by_default; an
+    // entry previews from /sad; nothing to extract.
+    expect((await s.api('POST', '/api/admin/setting/save', { token: admin, body: [{ key: 'share_preview_archives_by_default', value: 'true' }] })).code).toBe(200);
     await page.goto(`${base}/@s/${id}/a.zip`);
     const archive = page.locator('[data-testid=archive-view]');
     await archive.waitFor();

@@ -302,6 +302,7 @@ const en = {
   'share.copy': 'Copy link',
   'share.message': 'Message',
   'share.copy_msg': 'Copy message',
+  'share.preview': 'Preview',
   'share.mine': 'My shares',
   'share.none': 'No shares yet',
   'share.files': 'Files',

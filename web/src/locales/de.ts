@@ -494,6 +494,7 @@ export default {
   "share.copy": "Link kopieren",
   "share.message": "Nachricht",
   "share.copy_msg": "Nachricht kopieren",
+  "share.preview": "Vorschau",
   "share.mine": "Meine Freigaben",
   "share.none": "Noch keine Freigaben",
   "share.files": "Dateien",

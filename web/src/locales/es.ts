@@ -494,6 +494,7 @@ export default {
   "share.copy": "Copiar enlace",
   "share.message": "Mensaje",
   "share.copy_msg": "Copiar mensaje",
+  "share.preview": "Vista previa",
   "share.mine": "Mis enlaces compartidos",
   "share.none": "Aún no hay enlaces compartidos",
   "share.files": "Archivos",

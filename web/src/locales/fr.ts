@@ -494,6 +494,7 @@ export default {
   "share.copy": "Copier le lien",
   "share.message": "Message",
   "share.copy_msg": "Copier le message",
+  "share.preview": "Aperçu",
   "share.mine": "Mes partages",
   "share.none": "Aucun partage pour le moment",
   "share.files": "Fichiers",

@@ -494,6 +494,7 @@ export default {
   "share.copy": "リンクをコピー",
   "share.message": "メッセージ",
   "share.copy_msg": "メッセージをコピー",
+  "share.preview": "プレビュー",
   "share.mine": "自分の共有",
   "share.none": "共有はまだありません",
   "share.files": "ファイル",

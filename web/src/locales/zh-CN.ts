@@ -494,6 +494,7 @@ export default {
   "share.copy": "复制链接",
   "share.message": "消息",
   "share.copy_msg": "复制消息",
+  "share.preview": "预览",
   "share.mine": "我的分享",
   "share.none": "还没有分享",
   "share.files": "文件",

@@ -1,9 +1,12 @@
 // The visitor's page of a share link, `/@s/<id>/<inside>`: the share code prompt, the password
 // prompt of a protected folder inside the share, the shared folder's entries with the share's
 // header and readme (sanitised markdown), and a shared file's preview (when `share_preview` is
-// on; archives when `share_archive_preview` is on too) or download.
+// on; archives when `share_archive_preview` is on too) or download: the page starts on the
+// download view with `share_preview_download_by_default`, on the archive's contents for an
+// archive with `share_preview_archives_by_default`.
 import { createResource, createSignal, For, Match, Show, Switch } from 'solid-js';
-import { api, ApiError, type GetResp, joinPath, type ListResp, parentOf } from '../api';
+import { archiveExtensions, isArchiveName } from '../components/ArchiveView';
+import { api, ApiError, type GetResp, joinPath, type ListResp, type Obj, parentOf } from '../api';
 import Icon from '../components/Icon';
 import { iconOf } from '../components/icons';
 import Markdown from '../components/Markdown';
@@ -61,7 +64,10 @@ export default function ShareVisit(props: { path: string }) {
 
   return (
     <main class="container share-visit">
-      <h2 class="muted">{t('share.shared_by')}</h2>
+      <h2 class="muted">
+        {settings().share_icon ? `${settings().share_icon} ` : ''}
+        {t('share.shared_by')}
+      </h2>
       <Show when={!data.error} fallback={<p class="error" role="alert">{t('share.unavailable')}: {String((data.error as Error)?.message ?? '')}</p>}>
         <Show when={data()} fallback={<p class="muted center">{t('loading')}</p>}>
           {(d) => (
@@ -80,19 +86,7 @@ export default function ShareVisit(props: { path: string }) {
                     <Show when={f().obj.header}>
                       <Markdown source={f().obj.header} />
                     </Show>
-                    <Show
-                      when={settings().share_preview === 'true'}
-                      fallback={
-                        <p>
-                          <Icon name={iconOf(f().obj)} /> {f().obj.name} ({formatSize(f().obj.size)}){' '}
-                          <a class="button primary" href={f().obj.raw_url} download={f().obj.name} data-testid="share-download">
-                            {t('download')}
-                          </a>
-                        </p>
-                      }
-                    >
-                      <Preview path={props.path} obj={f().obj} siblings={f().siblings ?? []} />
-                    </Show>
+                    <SharedFile path={props.path} obj={f().obj} siblings={f().siblings ?? []} />
                     <Show when={f().obj.readme}>
                       <Markdown source={f().obj.readme} class="readme" />
                     </Show>
@@ -145,3 +139,31 @@ export default function ShareVisit(props: { path: string }) {
   );
 }
 
+/** A shared file: its download, or its preview where `share_preview` allows, starting as the settings say. */
+function SharedFile(props: { path: string; obj: GetResp; siblings: Obj[] }) {
+  const on = (key: string) => settings()[key] === 'true';
+  const [exts] = createResource(archiveExtensions);
+  const archive = () => isArchiveName(props.obj.name, exts() ?? []) && on('share_archive_preview');
+  const [chosen, setChosen] = createSignal<boolean | undefined>();
+  const previewing = () => on('share_preview') && (chosen() ?? (!on('share_preview_download_by_default') || (archive() && on('share_preview_archives_by_default'))));
+  return (
+    <Show
+      when={previewing()}
+      fallback={
+        <p>
+          <Icon name={iconOf(props.obj)} /> {props.obj.name} ({formatSize(props.obj.size)}){' '}
+          <a class="button primary" href={props.obj.raw_url} download={props.obj.name} data-testid="share-download">
+            {t('download')}
+          </a>{' '}
+          <Show when={on('share_preview')}>
+            <button onClick={() => setChosen(true)} data-testid="share-preview">
+              {t('share.preview')}
+            </button>
+          </Show>
+        </p>
+      }
+    >
+      <Preview path={props.path} obj={props.obj} siblings={props.siblings} />
+    </Show>
+  );
+}
