@@ -107,7 +107,7 @@ export async function buildApp(core: Core, opts: AppOptions = {}): Promise<Fasti
 
   instrumentRequests(app, core);
   limitConcurrency(app, core.config.max_connections);
-  registerCors(app, core.config.cors, ['/api', '/d', '/p', '/sd']);
+  registerCors(app, core.config.cors, ['/api', '/d', '/p', '/sd', '/sad']);
 
   app.setErrorHandler((err, req, reply) => sendError(err, req, reply, mask));
   app.setNotFoundHandler((req, reply) => {

@@ -1,4 +1,5 @@
 import type { Core } from '../core.js';
+import type { TreeNode } from '../archive/entries.js';
 import type { Obj } from '../drivers/types.js';
 import { encodePath } from './urls.js';
 
@@ -44,3 +45,25 @@ export function objText(core: Core, obj: Obj, parent: string, signed: (name: str
     `"hash_info":${JSON.stringify(f.hash_info)}}`
   );
 }
+
+/** An entry inside an archive as OpenList's ObjResp without sign and thumb. */
+export function innerJson(core: Core, n: TreeNode) {
+  return {
+    name: n.name,
+    size: n.size,
+    is_dir: n.isDir,
+    modified: n.modified.toISOString(),
+    created: n.modified.toISOString(),
+    sign: '',
+    thumb: '',
+    type: n.isDir ? 1 : core.fileTypes.ofName(n.name),
+    hashinfo: 'null',
+    hash_info: null,
+  };
+}
+
+type InnerTree = ReturnType<typeof innerJson> & { children: InnerTree[] | null };
+
+/** An archive's inner tree as OpenList's ArchiveContentResp. */
+export const innerTreeJson = (core: Core, nodes: TreeNode[]): InnerTree[] =>
+  nodes.map((n) => ({ ...innerJson(core, n), children: n.isDir ? innerTreeJson(core, n.children) : null }));

@@ -62,8 +62,16 @@ export function errorPage(status: number, message: string): string {
 
 const wantsJson = (req: FastifyRequest) => /\bapplication\/json\b/i.test(String(req.headers.accept ?? ''));
 
-export function sendRawError(err: unknown, req: FastifyRequest, reply: FastifyReply, mask: PrivacyMask): FastifyReply {
-  const status = rawLinkStatus(err);
+/**
+ * Share links answer as OpenList's dealErrorPage: the status is the code the API envelope would
+ * carry (`the share does not exist` 500, `wrong share code` 403, a wrong archive password 202).
+ */
+export function envelopeStatus(err: unknown): number {
+  return err instanceof AppError && err.code >= 200 && err.code < 600 ? err.code : 500;
+}
+
+export function sendRawError(err: unknown, req: FastifyRequest, reply: FastifyReply, mask: PrivacyMask, statusOf: (err: unknown) => number = rawLinkStatus): FastifyReply {
+  const status = statusOf(err);
   let message: string;
   if (err instanceof AppError) {
     message = mask.apply(err.message);

@@ -399,3 +399,31 @@ export function contentDisposition(type: 'attachment' | 'inline', name: string):
   );
   return `${type}; filename="${fallback}"; filename*=UTF-8''${encoded}`;
 }
+
+/**
+ * One archive entry's bytes, streamed as extracted (raw entry links /ad /ap /ae, and /sad):
+ * no Range, the entry's size when the archive declares it.
+ */
+export async function sendArchiveEntry(req: FastifyRequest, reply: FastifyReply, stream: Readable, entry: { size: number; modified: Date }, name: string): Promise<void> {
+  const type = contentTypeOf(name);
+  reply.hijack();
+  reply.raw.writeHead(200, {
+    'content-type': type,
+    'content-disposition': contentDisposition('attachment', name),
+    'referrer-policy': 'no-referrer',
+    'cache-control': type.startsWith('image') ? 'max-age=86400' : 'max-age=0, no-cache, no-store, must-revalidate',
+    ...(entry.size > 0 ? { 'content-length': String(entry.size) } : {}),
+    'last-modified': entry.modified.toUTCString(),
+  });
+  if (req.method === 'HEAD') {
+    stream.destroy();
+    reply.raw.end();
+    return;
+  }
+  await new Promise<void>((resolve) => {
+    pipeline(stream, reply.raw, (err) => {
+      if (err) reply.raw.destroy();
+      resolve();
+    });
+  });
+}

@@ -27,6 +27,14 @@ export function pageOf(input: { page?: number; per_page?: number }): { page: num
   return { page, perPage };
 }
 
+/** The slice of `total` items one page of a listing shows (the original's pagination). */
+export function pageBounds(input: { page?: number; per_page?: number }, total: number): { start: number; end: number } {
+  const { page, perPage } = pageOf(input);
+  if (perPage === 0) return { start: 0, end: total };
+  const start = Math.min((page - 1) * perPage, total);
+  return { start, end: Math.min(start + perPage, total) };
+}
+
 function valueAt(root: unknown, path: PropertyKey[]): unknown {
   let v = root;
   for (const k of path) v = v !== null && typeof v === 'object' ? (v as Record<PropertyKey, unknown>)[k] : undefined;

@@ -138,8 +138,8 @@ export function builtinSettings(opts: BuiltinOptions = {}): SettingDefault[] {
     s('audio_autoplay', 'true', 'bool', PREVIEW, P),
     s('video_autoplay', 'true', 'bool', PREVIEW, P),
     s('preview_download_by_default', 'false', 'bool', PREVIEW, P),
-    s('share_preview_download_by_default', 'true', 'bool', PREVIEW, P),
-    s('share_preview_archives_by_default', 'false', 'bool', PREVIEW, P),
+    s('share_preview_download_by_default', 'true', 'bool', PREVIEW, P, { help: 'a shared file opens on its download, with a button to preview it' }),
+    s('share_preview_archives_by_default', 'false', 'bool', PREVIEW, P, { help: 'a shared archive opens on its contents, even when files open on their download' }),
     s('readme_autorender', 'true', 'bool', PREVIEW, P),
     s('filter_readme_scripts', 'true', 'bool', PREVIEW, P),
     s('preview_archives_by_default', 'false', 'bool', PREVIEW, P),
@@ -162,9 +162,9 @@ export function builtinSettings(opts: BuiltinOptions = {}): SettingDefault[] {
     s('ignore_direct_link_params', 'sign,alist_ts', 'string', GLOBAL, P),
     s('webauthn_login_enabled', 'false', 'bool', GLOBAL, P, { help: 'users may add passkeys on their profile page and sign in with them (the site address of the configuration names the site; without it, only localhost works)' }),
     s('share_preview', 'false', 'bool', GLOBAL, P, { help: 'share visitors may preview files in the web UI (otherwise they download)' }),
-    s('share_archive_preview', 'false', 'bool', GLOBAL, P),
+    s('share_archive_preview', 'false', 'bool', GLOBAL, P, { help: 'share visitors may look inside shared archives and download single entries' }),
     s('share_force_proxy', 'true', 'bool', GLOBAL, PR, { help: '/sd always streams through this server instead of redirecting to the storage' }),
-    s('share_summary_content', SHARE_SUMMARY, 'text', GLOBAL, P),
+    s('share_summary_content', SHARE_SUMMARY, 'text', GLOBAL, P, { help: 'the message copied with a share link: a template where the creator, the shared files, the link, its code and its expiry are filled in' }),
     // OpenList's hook after writing: the index follows writes (with auto_update_index). On by
     // default here, where the index always followed writes (OpenList's default is off).
     s('handle_hook_after_writing', 'true', 'bool', GLOBAL, PR, { help: 'writes update the search index (when automatic index updates are on)' }),

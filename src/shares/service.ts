@@ -1,9 +1,9 @@
 import path from 'node:path';
 import { safeEqual } from '../auth/password.js';
-import { can, isAdmin, PERM } from '../auth/permissions.js';
+import { ALL_PERMISSIONS, can, isAdmin, PERM } from '../auth/permissions.js';
 import type { Core } from '../core.js';
 import type { Share, SharesRepo } from '../db/shares.js';
-import type { User } from '../db/users.js';
+import { ROLE_GENERAL, type User } from '../db/users.js';
 import { BadRequest, Forbidden, KindError, NotFound } from '../errors.js';
 import { cleanPath, isSubPath } from '../util/paths.js';
 import { randomAlnum } from '../util/random.js';
@@ -21,6 +21,25 @@ const CUSTOM_ID = /^[\p{L}\p{N}_-]{1,64}$/u;
 /** OpenList counts a client address once per share in this window. */
 const ACCESS_WINDOW_MS = 30 * 60_000;
 const ACCESS_MEMO_LIMIT = 100_000;
+
+/** What a visitor presents: the share code, and folder passwords for protected folders inside the share. */
+export interface VisitorKeys {
+  code: string;
+  /** Folder passwords (OpenList's `password` when the share has no code, Atrium's `folder_password`). */
+  folderPasswords?: string[];
+}
+
+/** The bits that lift path rules: a visitor never holds them, whoever created the share. */
+const RULE_LIFTING = PERM.SEE_HIDES | PERM.ACCESS_WITHOUT_PASSWORD;
+
+/**
+ * The principal a visitor stands for: the creator's base path and bits as they are now, without
+ * the admin role and without the bits that lift hide and password rules.
+ */
+export function visitorPrincipal(creator: User): User {
+  const bits = isAdmin(creator) ? ALL_PERMISSIONS : creator.permission;
+  return { ...creator, role: ROLE_GENERAL, permission: bits & ~RULE_LIFTING };
+}
 
 /** What a create or update asks for (OpenList's UpdateSharingReq, minus the virtual-host fields). */
 export interface ShareInput {
@@ -184,24 +203,26 @@ export class Shares {
   /**
    * A visitor's way in, on every request: the share as it is in the database now (a deletion,
    * a disabling or a change of the creator's rights takes effect at once, on every process),
-   * its code (wrong codes count against the client address as failed logins do), then the
-   * access count.
+   * its code (wrong codes, and wrong folder passwords, count against the client address as
+   * failed logins do), then the access count.
    */
-  async open(sid: string, pwd: string, ip: string): Promise<ShareView> {
+  async open(sid: string, keys: VisitorKeys, ip: string): Promise<ShareView> {
     if (sid === '') throw new BadRequest('invalid share id');
     const share = await this.repo.byId(sid);
     if (!share) throw new KindError('NotFound', MSG_SHARE_MISSING, 500);
     const creator = await this.core.repos.users.byId(share.creatorId);
     if (this.invalid(share, creator)) throw new KindError('NotFound', MSG_SHARE_INVALID, 500);
-    if (share.pwd !== '') {
-      const key = `share:${ip}`;
-      this.core.limiter.check(key);
-      if (!safeEqual(pwd, share.pwd)) {
-        if (pwd !== '') this.core.limiter.fail(key);
-        throw new KindError('PasswordRequired', MSG_WRONG_SHARE_CODE, 403);
-      }
+    const key = `share:${ip}`;
+    // Folder passwords beyond the share code are guessed as codes are: the same counter.
+    const given = (keys.folderPasswords ?? []).filter((p) => p !== '' && p !== share.pwd);
+    if (share.pwd !== '' || given.length > 0) this.core.limiter.check(key);
+    if (share.pwd !== '' && !safeEqual(keys.code, share.pwd)) {
+      if (keys.code !== '') this.core.limiter.fail(key);
+      throw new KindError('PasswordRequired', MSG_WRONG_SHARE_CODE, 403);
     }
-    const view = new ShareView(share, creator!, this.core.views.for(creator!, { front: SHARE_FRONT }), this.core);
+    const principal = visitorPrincipal(creator!);
+    const creatorView = this.core.views.for(principal, { front: SHARE_FRONT, password: given });
+    const view = new ShareView(share, creator!, creatorView, this.core, () => this.core.limiter.fail(key), given.length > 0);
     if (view.empty) throw new KindError('NotFound', MSG_SHARE_INVALID, 500);
     await this.countAccess(share, ip);
     return view;

@@ -3,7 +3,10 @@ import type { Core } from '../core.js';
 import type { Share } from '../db/shares.js';
 import type { User } from '../db/users.js';
 import type { Link, LinkArgs, Obj } from '../drivers/types.js';
-import { AppError, isKind, KindError, Missing } from '../errors.js';
+import { can, PERM } from '../auth/permissions.js';
+import type { ArchiveMeta } from '../archive/service.js';
+import type { TreeNode } from '../archive/entries.js';
+import { AppError, BadRequest, Forbidden, isKind, KindError, Missing } from '../errors.js';
 import type { Mounted } from '../fs/storages.js';
 import { isSubPath } from '../util/paths.js';
 import { underRoot, type PathStyle } from './paths.js';
@@ -13,6 +16,11 @@ import type { View } from './view.js';
 export const SHARE_FRONT = { changeBit: 0, paths: 'strict' as PathStyle };
 
 const MSG_READ_FAILED = 'failed to read the shared object';
+export const MSG_NO_ARCHIVE_PREVIEW = 'sharing archives previewing is not allowed';
+/** A protected folder inside a share, without its password: the API's own words for a folder password. */
+const MSG_FOLDER_PASSWORD = 'password is incorrect or you have no permission';
+/** The archive answer for a missing or wrong archive password (code 202): it names no path. */
+const ARCHIVE_PASSWORD_CODE = 202;
 /** Entries of a listing whose real place is checked at once. */
 const CANONICAL_BATCH = 64;
 
@@ -22,16 +30,25 @@ const CANONICAL_BATCH = 64;
  * paths are relative to the share: `/` is the one shared folder (or, with several shared
  * objects or one file, a folder holding them by name), `/<name>/…` goes below a shared object.
  * Nothing else can be named, and errors never carry a virtual path of the creator's.
+ *
+ * The principal is the creator without the two bits that lift path rules (see hidden, access
+ * without password): visitors never see what a hide rule covers, and open a protected folder
+ * only with its password (`passwords`), whoever created the share.
  */
 export class ShareView {
   /** The shared paths still inside the creator's base path, by their names. */
   private readonly roots = new Map<string, string>();
+  private wrongCounted = false;
 
   constructor(
     readonly share: Share,
     readonly creator: User,
     private readonly view: View,
     private readonly core: Core,
+    /** Called when a folder password the visitor gave was refused (the caller counts it as a failed login). */
+    private readonly onWrongPassword: () => void = () => {},
+    /** Whether the visitor gave a folder password of their own (not only the share code). */
+    private readonly gavePassword = false,
   ) {
     for (const f of share.files) {
       if (isSubPath(view.root, f)) this.roots.set(path.posix.basename(f) || '/', f);
@@ -92,8 +109,17 @@ export class ShareView {
     try {
       return await read();
     } catch (err) {
-      if (isKind(err, 'NotFound', 'Hidden', 'PasswordRequired', 'Forbidden')) throw new Missing();
-      if (err instanceof AppError && (err.kind === 'BadRequest' || err.kind === 'PathTooLong')) throw err;
+      if (err instanceof AppError && err.code === ARCHIVE_PASSWORD_CODE) throw err;
+      if (isKind(err, 'PasswordRequired')) {
+        // One refused password is one failure, however many reads of the request it stopped.
+        if (this.gavePassword && !this.wrongCounted) {
+          this.wrongCounted = true;
+          this.onWrongPassword();
+        }
+        throw new KindError('PasswordRequired', MSG_FOLDER_PASSWORD, 403);
+      }
+      if (isKind(err, 'NotFound', 'Hidden', 'Forbidden')) throw new Missing();
+      if (err instanceof AppError && (err.kind === 'BadRequest' || err.kind === 'PathTooLong' || err.kind === 'TooLarge')) throw err;
       this.core.log.warn({ err, share: this.share.id }, 'reading a shared object failed');
       throw new KindError(err instanceof AppError ? err.kind : 'Internal', MSG_READ_FAILED, 500);
     }
@@ -103,7 +129,10 @@ export class ShareView {
   private async rootEntries(): Promise<Obj[]> {
     const out: Obj[] = [];
     for (const [name, p] of this.roots) {
-      const obj = await this.view.find(p).catch(() => undefined);
+      // A shared folder behind a password is listed (its name is the share's); opening it asks the password.
+      const obj = await this.view.find(p).catch((err: unknown) =>
+        isKind(err, 'PasswordRequired') && !this.view.rules.isHidden(p) ? this.core.fs.get(p).then((r) => r.obj, () => undefined) : undefined,
+      );
       if (obj) out.push({ ...obj, name });
     }
     return out;
@@ -151,5 +180,32 @@ export class ShareView {
     if (obj.isDir) throw new KindError('BadRequest', 'cannot download a folder', 400);
     const got = await this.guard(() => this.view.link(target, args));
     return { ...got, virtualPath: target };
+  }
+
+  // ---- archives (share_archive_preview) ----
+
+  /** An archive file of the share: the setting, the creator's read-archives bit, then the file's own rules. */
+  private async archive(rel: string): Promise<string> {
+    if (!this.core.settings.getBool('share_archive_preview')) throw new Forbidden(MSG_NO_ARCHIVE_PREVIEW);
+    if (!can(this.view.user, PERM.READ_ARCHIVES)) throw new Forbidden('permission denied');
+    const r = await this.locate(rel);
+    if (r === undefined) throw new BadRequest('cannot read the sharing root as an archive');
+    return r.target;
+  }
+
+  async archiveMeta(rel: string, opts: { password?: string; refresh?: boolean }): Promise<ArchiveMeta> {
+    const target = await this.archive(rel);
+    return this.guard(() => this.view.archiveMeta(target, opts));
+  }
+
+  async archiveList(rel: string, inner: string, opts: { password?: string; refresh?: boolean }): Promise<TreeNode[]> {
+    const target = await this.archive(rel);
+    return this.guard(() => this.view.archiveList(target, inner, opts));
+  }
+
+  /** One entry's bytes (`/sad`). */
+  async archiveEntry(rel: string, inner: string, password: string, signal?: AbortSignal) {
+    const target = await this.archive(rel);
+    return this.guard(() => this.view.archiveEntry(target, inner, password, signal));
   }
 }

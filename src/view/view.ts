@@ -297,6 +297,12 @@ export class View {
     return this.core.archives.list(p, inner, opts);
   }
 
+  /** One file entry's bytes (share links' `/sad`). */
+  async archiveEntry(p: string, inner: string, password: string, signal?: AbortSignal) {
+    this.requireArchiveRead(p);
+    return this.core.archives.entry(p, inner, password, signal);
+  }
+
   /**
    * Extracts archives of `srcDir` into `dstDir` as tasks: the decompress bit, each archive
    * readable, and the target folder creatable as for any upload.

@@ -47,7 +47,7 @@ describe('OpenAPI document', () => {
 
   it('describes inputs: query parameters for GET, a JSON body for POST, the upload headers and body', () => {
     const listGet = doc.paths['/api/fs/list']!.get;
-    expect(listGet.parameters.map((p: any) => p.name)).toEqual(['path', 'password', 'page', 'per_page', 'refresh']);
+    expect(listGet.parameters.map((p: any) => p.name)).toEqual(['path', 'password', 'folder_password', 'page', 'per_page', 'refresh']);
     const listPost = doc.paths['/api/fs/list']!.post;
     expect(listPost.requestBody.content['application/json'].schema.properties.path).toMatchObject({ type: 'string', default: '/' });
     const create = doc.paths['/api/admin/user/create']!.post;

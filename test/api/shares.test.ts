@@ -10,6 +10,8 @@ const BIG = 32 * 1024 * 1024;
 const MISSING = { code: 500, message: 'the share does not exist', data: null };
 const INVALID = { code: 500, message: 'the share has expired or is no longer valid', data: null };
 const WRONG_CODE = { code: 403, message: 'wrong share code', data: null };
+const JSON_ACCEPT = { accept: 'application/json' };
+const FOLDER_LOCKED = { code: 403, message: 'password is incorrect or you have no permission', data: null };
 
 describe.each(BACKENDS)('share links on $name', (backend) => {
   let s: TestServer;
@@ -34,6 +36,8 @@ describe.each(BACKENDS)('share links on $name', (backend) => {
       'bob/photos/p.jpg': 'JPEG',
       'bob/private/diary.txt': 'PRIVATE-DIARY',
       'bob/one.bin': '0123456789',
+      'bob/vault/open.txt': 'OPEN',
+      'bob/vault/locked/x.txt': 'LOCKED-BYTES-41c',
       'other/x.txt': 'OTHER',
       'alice/docs/c.txt': 'C',
       'bob/big.bin': Buffer.alloc(BIG, 7),
@@ -41,6 +45,7 @@ describe.each(BACKENDS)('share links on $name', (backend) => {
     expect((await s.api('POST', '/api/admin/storage/create', { token: admin, body: localStorage('/s', root) })).code).toBe(200);
     await s.api('POST', '/api/admin/meta/create', { token: admin, body: { path: '/s/bob/docs', hide: '^\\.secret$', h_sub: true } });
     await s.api('POST', '/api/admin/meta/create', { token: admin, body: { path: '/s/bob/private', password: 'pw' } });
+    await s.api('POST', '/api/admin/meta/create', { token: admin, body: { path: '/s/bob/vault/locked', password: 'lockpw', p_sub: true } });
     await s.api('POST', '/api/admin/user/create', { token: admin, body: { username: 'bob', password: 'b', base_path: '/s/bob', permission: SHARE } });
     await s.api('POST', '/api/admin/user/create', { token: admin, body: { username: 'dan', password: 'd', base_path: '/s', permission: 0 } });
     bob = await s.login('bob', 'b');
@@ -78,6 +83,26 @@ describe.each(BACKENDS)('share links on $name', (backend) => {
     expect((await s.api('POST', `/api/share/delete?id=${id}`, { token: bob })).code).toBe(200);
     expect(await list(`/@s/${id}`, 'code')).toEqual(MISSING);
     expect((await s.api('GET', '/api/share/list', { token: bob })).data.total).toBe(0);
+  });
+
+  it('pages the list (GET query or POST body), newest first; a user sees only their own', async () => {
+    await s.api('POST', '/api/admin/user/create', { token: admin, body: { username: 'pia', password: 'p', base_path: '/s/bob', permission: SHARE } });
+    const pia = await s.login('pia', 'p');
+    const ids: string[] = [];
+    for (const remark of ['first', 'second', 'third']) {
+      ids.push((await create(pia, { files: ['/s/bob/docs'], remark })).data.id);
+      await new Promise((r) => setTimeout(r, 5)); // distinct creation times
+    }
+    const page1 = await s.api('GET', '/api/share/list?page=1&per_page=2', { token: pia });
+    expect(page1.data.total).toBe(3);
+    expect(page1.data.content.map((x: any) => x.remark)).toEqual(['third', 'second']);
+    const page2 = await s.api('POST', '/api/share/list', { token: pia, body: { page: 2, per_page: 2 } });
+    expect(page2.data.content.map((x: any) => x.remark)).toEqual(['first']);
+    expect((await s.api('GET', '/api/share/list?page=3&per_page=2', { token: pia })).data.content).toEqual([]);
+    // The admin's list holds them among everyone's; bob's does not.
+    expect((await s.api('GET', '/api/share/list?page=1&per_page=0', { token: admin })).data.content.map((x: any) => x.id)).toEqual(expect.arrayContaining(ids));
+    expect((await s.api('GET', '/api/share/list', { token: bob })).data.content.map((x: any) => x.id)).not.toContain(ids[0]);
+    for (const id of ids) expect((await s.api('POST', `/api/share/delete?id=${id}`, { token: pia })).code).toBe(200);
   });
 
   it('needs the share bit, the custom-id bit for an id, and read access to every path', async () => {
@@ -135,7 +160,14 @@ describe.each(BACKENDS)('share links on $name', (backend) => {
     expect((await list(`/@s/${id}`, 'letmein', '127.0.0.20')).code).toBe(200);
     const got = await get(`/@s/${id}/a.txt`, 'letmein', '127.0.0.20');
     expect(got.data.raw_url).toMatch(/\?pwd=letmein$/);
-    expect((await s.inject({ method: 'GET', url: `/sd/${id}/a.txt`, remoteAddress: '127.0.0.20' })).json()).toEqual(WRONG_CODE);
+    const refusedCode = await s.inject({ method: 'GET', url: `/sd/${id}/a.txt`, remoteAddress: '127.0.0.20', headers: JSON_ACCEPT });
+    expect(refusedCode.statusCode).toBe(403);
+    expect(refusedCode.json()).toEqual(WRONG_CODE);
+    // A download tool gets the real status and OpenList's error page, never the error as the file.
+    const page = await s.inject({ method: 'GET', url: `/sd/${id}/a.txt`, remoteAddress: '127.0.0.20' });
+    expect(page.statusCode).toBe(403);
+    expect(page.headers['content-type']).toMatch(/^text\/html/);
+    expect(page.body).toContain('wrong share code');
     expect((await s.inject({ method: 'GET', url: `/sd/${id}/a.txt?pwd=letmein`, remoteAddress: '127.0.0.20' })).body).toBe('AAAA');
     for (let i = 0; i < 5; i++) expect(await list(`/@s/${id}`, `guess${i}`, '127.0.0.21')).toEqual(WRONG_CODE);
     const locked = await list(`/@s/${id}`, 'letmein', '127.0.0.21');
@@ -144,10 +176,63 @@ describe.each(BACKENDS)('share links on $name', (backend) => {
     expect((await list(`/@s/${id}`, 'letmein', '127.0.0.22')).code).toBe(200);
   });
 
+  it('opens a protected folder inside a share only with its password (password, or folder_password with a share code)', async () => {
+    const ip = '127.0.0.30';
+    const list2 = (p: string, body: Record<string, string>) => s.inject({ method: 'POST', url: '/api/fs/list', payload: { path: p, ...body }, remoteAddress: ip }).then((r) => r.json());
+    const get2 = (p: string, body: Record<string, string>) => s.inject({ method: 'POST', url: '/api/fs/get', payload: { path: p, ...body }, remoteAddress: ip }).then((r) => r.json());
+    const sd = (url: string) => s.inject({ method: 'GET', url, remoteAddress: ip, headers: JSON_ACCEPT });
+
+    const id = (await create(bob, { files: ['/s/bob/vault'] })).data.id;
+    // The protected folder is listed, but not opened, without its password.
+    expect(names(await list(`/@s/${id}`, '', ip))).toEqual(['locked', 'open.txt']);
+    expect(await list(`/@s/${id}/locked`, '', ip)).toEqual(FOLDER_LOCKED);
+    expect(await get(`/@s/${id}/locked/x.txt`, '', ip)).toEqual(FOLDER_LOCKED);
+    const refused = await sd(`/sd/${id}/locked/x.txt`);
+    expect(refused.statusCode).toBe(403);
+    expect(refused.json()).toEqual(FOLDER_LOCKED);
+    expect(await list(`/@s/${id}/locked`, 'wrong', ip)).toEqual(FOLDER_LOCKED);
+    // A share without a code: OpenList's `password` is the folder's password.
+    expect(names(await list(`/@s/${id}/locked`, 'lockpw', ip))).toEqual(['x.txt']);
+    expect(names(await list2(`/@s/${id}/locked`, { folder_password: 'lockpw' }))).toEqual(['x.txt']);
+    const file = await get(`/@s/${id}/locked/x.txt`, 'lockpw', ip);
+    expect(file.data.raw_url).toMatch(new RegExp(`/sd/${id}/locked/x.txt\\?folder_pwd=lockpw$`));
+    expect((await sd(new URL(file.data.raw_url).pathname + new URL(file.data.raw_url).search)).body).toBe('LOCKED-BYTES-41c');
+    expect((await sd(`/sd/${id}/locked/x.txt?folder_pwd=wrong`)).json()).toEqual(FOLDER_LOCKED);
+
+    // A share with a code: the code in `password`, the folder's in `folder_password`.
+    const coded = (await create(bob, { files: ['/s/bob/vault'], pwd: 'c0de' })).data.id;
+    expect(await list(`/@s/${coded}/locked`, 'c0de', ip)).toEqual(FOLDER_LOCKED);
+    expect(await list2(`/@s/${coded}/locked`, { folder_password: 'lockpw' })).toEqual(WRONG_CODE);
+    expect(names(await list2(`/@s/${coded}/locked`, { password: 'c0de', folder_password: 'lockpw' }))).toEqual(['x.txt']);
+    const got = await get2(`/@s/${coded}/locked/x.txt`, { password: 'c0de', folder_password: 'lockpw' });
+    expect(got.data.raw_url).toMatch(/\?pwd=c0de&folder_pwd=lockpw$/);
+    expect((await sd(`/sd/${coded}/locked/x.txt?pwd=c0de&folder_pwd=lockpw`)).body).toBe('LOCKED-BYTES-41c');
+    expect((await sd(`/sd/${coded}/locked/x.txt?pwd=c0de`)).json()).toEqual(FOLDER_LOCKED);
+
+    // Whoever created the share, visitors are held to the folder password and the hide rules:
+    // the admin's own bits (see hidden, access without password) do not pass to visitors.
+    const byAdmin = (await create(admin, { files: ['/s/bob/vault', '/s/bob/docs'] })).data.id;
+    expect(await list(`/@s/${byAdmin}/vault/locked`, '', ip)).toEqual(FOLDER_LOCKED);
+    expect(names(await list(`/@s/${byAdmin}/vault/locked`, 'lockpw', ip))).toEqual(['x.txt']);
+    expect(names(await list(`/@s/${byAdmin}/docs`, '', ip))).toEqual(['a.txt', 'sub']);
+    expect((await get(`/@s/${byAdmin}/docs/.secret`, '', ip)).message).toBe('object not found');
+
+    // Wrong folder passwords count against the address as wrong share codes do: one per request,
+    // also where two reads of the request meet the password (a shared folder that is protected itself).
+    const guesser = '127.0.0.31';
+    for (let i = 0; i < 5; i++) expect(await list(`/@s/${id}/locked`, `guess${i}`, guesser)).toEqual(FOLDER_LOCKED);
+    expect((await list(`/@s/${id}/locked`, 'lockpw', guesser)).code).toBe(429);
+    const lockedRoot = (await create(admin, { files: ['/s/bob/vault/locked', '/s/bob/one.bin'] })).data.id;
+    const other = '127.0.0.32';
+    expect(names(await list(`/@s/${lockedRoot}`, '', other))).toEqual(['locked', 'one.bin']);
+    for (let i = 0; i < 4; i++) expect(await list(`/@s/${lockedRoot}/locked`, `guess${i}`, other)).toEqual(FOLDER_LOCKED);
+    expect(names(await list(`/@s/${lockedRoot}/locked`, 'lockpw', other))).toEqual(['x.txt']);
+  });
+
   it('enforces expiry, and counts accesses once per address as OpenList does', async () => {
     const past = (await create(bob, { files: ['/s/bob/docs'], expires: new Date(Date.now() - 1000).toISOString() })).data.id;
     expect(await list(`/@s/${past}`)).toEqual(INVALID);
-    expect((await s.inject({ method: 'GET', url: `/sd/${past}/a.txt` })).json()).toEqual(INVALID);
+    expect((await s.inject({ method: 'GET', url: `/sd/${past}/a.txt`, headers: JSON_ACCEPT })).json()).toEqual(INVALID);
 
     // A share that expires while in use: served before, refused from that moment on.
     const soon = (await create(bob, { files: ['/s/bob/docs'], expires: new Date(Date.now() + 1500).toISOString() })).data.id;
@@ -155,7 +240,7 @@ describe.each(BACKENDS)('share links on $name', (backend) => {
     expect((await s.inject({ method: 'GET', url: `/sd/${soon}/a.txt` })).body).toBe('AAAA');
     await new Promise((r) => setTimeout(r, 1600));
     expect(await list(`/@s/${soon}`)).toEqual(INVALID);
-    expect((await s.inject({ method: 'GET', url: `/sd/${soon}/a.txt` })).json()).toEqual(INVALID);
+    expect((await s.inject({ method: 'GET', url: `/sd/${soon}/a.txt`, headers: JSON_ACCEPT })).json()).toEqual(INVALID);
 
     const id = (await create(bob, { files: ['/s/bob/docs'], max_accessed: 2 })).data.id;
     expect((await list(`/@s/${id}`, '', '127.0.1.1')).code).toBe(200);
@@ -173,7 +258,7 @@ describe.each(BACKENDS)('share links on $name', (backend) => {
     const N = 20;
     const id = (await create(bob, { files: ['/s/bob/one.bin'], max_accessed: K })).data.id;
     const answers = await Promise.all(
-      Array.from({ length: N }, (_, i) => s.inject({ method: 'GET', url: `/sd/${id}`, remoteAddress: `127.0.2.${i + 1}` })),
+      Array.from({ length: N }, (_, i) => s.inject({ method: 'GET', url: `/sd/${id}`, remoteAddress: `127.0.2.${i + 1}`, headers: JSON_ACCEPT })),
     );
     const served = answers.filter((r) => r.body === '0123456789').length;
     expect(served).toBe(K);
@@ -188,7 +273,7 @@ describe.each(BACKENDS)('share links on $name', (backend) => {
     expect(meta.code).toBe(200);
     expect(names(await list(`/@s/${id}`))).toEqual(['one.bin']);
     expect(await list(`/@s/${id}/photos`)).toEqual({ code: 500, message: 'object not found', data: null });
-    expect((await s.inject({ method: 'GET', url: `/sd/${id}/photos/p.jpg` })).json()).toEqual({ code: 500, message: 'object not found', data: null });
+    expect((await s.inject({ method: 'GET', url: `/sd/${id}/photos/p.jpg`, headers: JSON_ACCEPT })).json()).toEqual({ code: 500, message: 'object not found', data: null });
     const metas = (await s.api('GET', '/api/admin/meta/list', { token: admin })).data.content;
     await s.api('POST', `/api/admin/meta/delete?id=${metas.find((m: any) => m.path === '/s/bob').id}`, { token: admin });
     expect(names(await list(`/@s/${id}`))).toEqual(['one.bin', 'photos']);

@@ -266,7 +266,8 @@ describe.skipIf(missing.length > 0)(`several processes on ${DB_NAME} + Redis`, (
     const created = await api(0, 'POST', '/api/share/create', token, { files: ['/sharecl/note.txt'] });
     expect(created.code, created.message).toBe(200);
     const sid = created.data.id as string;
-    const download = (i: number) => fetch(`${base(i)}/sd/${sid}`).then(async (r) => r.text());
+    // A refusal is OpenList's error page with a real status; asking for JSON gives the envelope.
+    const download = (i: number) => fetch(`${base(i)}/sd/${sid}`, { headers: { accept: 'application/json' } }).then(async (r) => r.text());
     expect(await download(1)).toBe('shared note');
     expect((await api(0, 'POST', `/api/share/disable?id=${sid}`, token)).code).toBe(200);
     expect(JSON.parse(await download(1)).message).toBe('the share has expired or is no longer valid');

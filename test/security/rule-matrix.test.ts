@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -12,7 +13,7 @@ import { localStorage } from '../helpers/files.js';
 import { startServer, type TestServer } from '../helpers/server.js';
 import { call, connectSftp, type SftpSession, startSftp } from '../helpers/sftp.js';
 import { basic } from '../webdav/dav-helpers.js';
-import { type Case, cases, FIXTURE, FRONT_OPS, FRONTS, GUARDED_BYTES, isHiddenPath, METAS, type Op, type Rule, RULES, type Target } from './rule-table.js';
+import { type Case, cases, FIXTURE, FRONT_OPS, FRONTS, GUARDED_BYTES, isHiddenPath, METAS, type Op, parseZip, type Rule, RULES, type Target } from './rule-table.js';
 
 /** The tree as a map: storage-relative path → file bytes, or null for a folder. */
 type Tree = Map<string, string | null>;
@@ -28,6 +29,22 @@ function fixtureTree(): Tree {
   return t;
 }
 
+/** The bytes of each fixture zip (stored, made once with Info-ZIP), by its marker. */
+const zips = new Map<string, Buffer>();
+function zipBytes(marker: string): Buffer {
+  let out = zips.get(marker);
+  if (!out) {
+    const { entry, bytes } = parseZip(marker)!;
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'atrium-matrix-zip-'));
+    writeFileSync(path.join(dir, entry), bytes);
+    execFileSync('zip', ['-q', '-0', '-X', 'a.zip', entry], { cwd: dir });
+    out = readFileSync(path.join(dir, 'a.zip'));
+    rmSync(dir, { recursive: true, force: true });
+    zips.set(marker, out);
+  }
+  return out;
+}
+
 function writeTree(root: string, t: Tree): void {
   rmSync(root, { recursive: true, force: true });
   mkdirSync(root, { recursive: true });
@@ -35,7 +52,7 @@ function writeTree(root: string, t: Tree): void {
     if (content === null) mkdirSync(path.join(root, rel), { recursive: true });
     else {
       mkdirSync(path.dirname(path.join(root, rel)), { recursive: true });
-      writeFileSync(path.join(root, rel), content);
+      writeFileSync(path.join(root, rel), parseZip(content) ? zipBytes(content) : content);
     }
   }
 }
@@ -50,7 +67,10 @@ function readTree(root: string): Tree {
       if (statSync(full).isDirectory()) {
         t.set(r, null);
         walk(full, r);
-      } else t.set(r, readFileSync(full, 'utf8'));
+      } else {
+        const bytes = readFileSync(full);
+        t.set(r, [...zips].find(([, z]) => z.equals(bytes))?.[0] ?? bytes.toString('utf8'));
+      }
     }
   };
   walk(root, '');
@@ -79,6 +99,8 @@ function expectedAfter(op: Op, target: Target, seesHidden = false): Tree {
   switch (op) {
     case 'list':
     case 'read':
+    case 'archive_list':
+    case 'archive_read':
       break;
     case 'mkdir':
       t.set(p, null);
@@ -245,6 +267,17 @@ describe('one rule matrix across every front (API, /d, /p, WebDAV, SFTP, FTP, se
             return accepted(await post('/api/fs/recursive_move', { src_dir: t.path, dst_dir: t.dst, password }, token));
           case 'remove_empty_directory':
             return accepted(await post('/api/fs/remove_empty_directory', { src_dir: t.path, password }, token));
+          case 'archive_list': {
+            const r = await post('/api/fs/archive/list', { path: t.path, inner_path: '/', password }, token);
+            return r.code === 200 ? ((r.data.content ?? []) as Array<{ name: string }>).map((o) => o.name).sort() : null;
+          }
+          case 'archive_read': {
+            const m = await post('/api/fs/archive/meta', { path: t.path, password }, token);
+            if (m.code !== 200) return null;
+            const full = `/s/u${path.posix.normalize(`/${t.path}`)}`.split('/').map(encodeURIComponent).join('/');
+            const res = await s.inject({ method: 'GET', url: `/ad${full}?inner=${encodeURIComponent(t.inner!)}${m.data.sign ? `&sign=${m.data.sign}` : ''}` });
+            return res.statusCode === 200 ? res.body : null;
+          }
         }
       },
     };
@@ -351,22 +384,41 @@ describe('one rule matrix across every front (API, /d, /p, WebDAV, SFTP, FTP, se
     },
   });
 
-  /** A visitor of a share link of the user's whole base path, created by the user. */
-  const shareClient = async (token: string): Promise<FrontClient> => {
+  /** A visitor of a share link of the user's whole base path, created by the user, giving the rule's folder password. */
+  const shareClient = async (token: string, password: string): Promise<FrontClient> => {
     const made = await post('/api/share/create', { files: ['/s/u'] }, token);
     expect(made.code, made.message).toBe(200);
     const sid = made.data.id as string;
+    const link = (prefix: string, p: string, query: Record<string, string> = {}) => {
+      const q = new URLSearchParams(query);
+      if (password) q.set('folder_pwd', password);
+      const text = q.toString();
+      return `/${prefix}/${sid}${p.split('/').map(encodeURIComponent).join('/')}${text ? `?${text}` : ''}`;
+    };
+    const bytes = async (url: string): Promise<Shown> => {
+      const res = await s.inject({ method: 'GET', url });
+      const envelope = /^application\/json/.test(String(res.headers['content-type'] ?? '')) ? (JSON.parse(res.body) as { code?: number }) : undefined;
+      return res.statusCode === 200 && (envelope?.code ?? 200) === 200 ? res.body : null;
+    };
     return {
       async run(op, t) {
         const p = t.path.startsWith('/') ? t.path : `/${t.path}`;
-        if (op === 'list') {
-          const r = await s.api('POST', '/api/fs/list', { body: { path: `/@s/${sid}${p}` } });
-          return r.code === 200 ? ((r.data.content ?? []) as Array<{ name: string }>).map((o) => o.name).sort() : null;
+        switch (op) {
+          case 'list': {
+            const r = await s.api('POST', '/api/fs/list', { body: { path: `/@s/${sid}${p}`, password } });
+            return r.code === 200 ? ((r.data.content ?? []) as Array<{ name: string }>).map((o) => o.name).sort() : null;
+          }
+          case 'read':
+            return bytes(link('sd', p));
+          case 'archive_list': {
+            const r = await s.api('POST', '/api/fs/archive/list', { body: { path: `/@s/${sid}${p}`, inner_path: '/', password } });
+            return r.code === 200 ? ((r.data.content ?? []) as Array<{ name: string }>).map((o) => o.name).sort() : null;
+          }
+          case 'archive_read':
+            return bytes(link('sad', p, { inner: t.inner! }));
+          default:
+            return false;
         }
-        if (op !== 'read') return false;
-        const res = await s.inject({ method: 'GET', url: `/sd/${sid}${p.split('/').map(encodeURIComponent).join('/')}` });
-        const envelope = /^application\/json/.test(String(res.headers['content-type'] ?? '')) ? (JSON.parse(res.body) as { code?: number }) : undefined;
-        return res.statusCode === 200 && (envelope?.code ?? 200) === 200 ? res.body : null;
       },
     };
   };
@@ -395,14 +447,14 @@ describe('one rule matrix across every front (API, /d, /p, WebDAV, SFTP, FTP, se
       ftps.push(c);
       const ok = await login(c.access({ host: '127.0.0.1', port: ftpServer.port, user, password: pass }));
       client = ok ? ftpClient(c) : refusedLogin;
-    } else if (front === 'share') client = await shareClient(await s.login(user, pass));
+    } else if (front === 'share') client = await shareClient(await s.login(user, pass), rule.password ?? '');
     else client = apiClient(await s.login(user, pass), rule.password ?? '', front as 'api');
     clients.set(key, client);
     return client;
   };
 
   const applySettings = async (rule: Rule) => {
-    const wanted = { ignore_system_files: 'false', ...rule.settings };
+    const wanted = { ignore_system_files: 'false', share_archive_preview: 'true', ...rule.settings };
     expect((await post('/api/admin/setting/save', Object.entries(wanted).map(([key, value]) => ({ key, value })))).code).toBe(200);
   };
 
@@ -419,16 +471,25 @@ describe('one rule matrix across every front (API, /d, /p, WebDAV, SFTP, FTP, se
     }
     const disk = readTree(root);
     const text = JSON.stringify(answer);
-    const leaked = GUARDED_BYTES.filter((b) => text.includes(b) && !(c.expect === 'allow' && text === JSON.stringify(FIXTURE[relOf(c.target.path)])));
-    if (c.op === 'list' || c.op === 'read') {
+    const reading = c.op === 'list' || c.op === 'read' || c.op === 'archive_list' || c.op === 'archive_read';
+    /** What an allowed read must show. */
+    const shown = (): Shown => {
+      const archive = parseZip(FIXTURE[relOf(c.target.path)]);
+      if (c.op === 'archive_list') return archive ? [archive.entry] : null;
+      if (c.op === 'archive_read') return archive && c.target.inner === `/${archive.entry}` ? archive.bytes : null;
+      if (c.op === 'read') return FIXTURE[relOf(c.target.path)] ?? null;
+      const seen = visibleChildren(c.target.path, c.rule.seesHidden);
+      return c.front === 'search' ? seen.filter((n) => n.includes('txt')) : seen;
+    };
+    const leaked = GUARDED_BYTES.filter((b) => text.includes(b) && !(c.expect === 'allow' && text === JSON.stringify(shown())));
+    if (reading) {
       if (JSON.stringify(sorted(disk)) !== JSON.stringify(sorted(fixtureTree()))) return { ok: false, why: 'a read changed the disk' };
       if (c.expect === 'deny') {
         if (leaked.length > 0) return { ok: false, why: `showed ${leaked.join(', ')}` };
         if (answer !== null && !(Array.isArray(answer) && answer.length === 0)) return { ok: false, why: `not refused: ${text}` };
         return { ok: true, why: '' };
       }
-      const seen = visibleChildren(c.target.path, c.rule.seesHidden);
-      const want = c.op === 'read' ? FIXTURE[relOf(c.target.path)] : c.front === 'search' ? seen.filter((n) => n.includes('txt')) : seen;
+      const want = shown();
       return JSON.stringify(answer) === JSON.stringify(want) ? { ok: true, why: '' } : { ok: false, why: `showed ${text}, expected ${JSON.stringify(want)}` };
     }
     const want = c.expect === 'allow' ? expectedAfter(c.op, c.target, c.rule.seesHidden) : fixtureTree();

@@ -17,6 +17,8 @@ export const BIT = {
   WEBDAV_MANAGE: 512,
   FTP_READ: 1024,
   FTP_WRITE: 2048,
+  /** Reading inside archives (archive listings, entry links). */
+  READ_ARCHIVES: 4096,
   /** Held by every matrix user: the share front is a share of the user's whole base path. */
   SHARE: 16384,
 } as const;
@@ -35,21 +37,28 @@ export type Op =
   | 'batch_rename'
   | 'regex_rename'
   | 'recursive_move'
-  | 'remove_empty_directory';
-/** `share`: a visitor of a share link of the user's base path (`/@s/<id>` listings, `/sd` downloads). */
+  | 'remove_empty_directory'
+  /** The entries at the root of an archive (`/api/fs/archive/list`). */
+  | 'archive_list'
+  /** One entry's bytes (`/ad` after the archive's meta for the API, `/sad` for share visitors). */
+  | 'archive_read';
+/**
+ * `share`: a visitor of a share link of the user's base path (`/@s/<id>` listings, `/sd`
+ * downloads, archive listings and `/sad` entries), presenting the rule's folder password.
+ */
 export type Front = 'api' | 'd' | 'p' | 'webdav' | 'sftp' | 'ftp' | 'search' | 'share';
 export const FRONTS: Front[] = ['api', 'd', 'p', 'webdav', 'sftp', 'ftp', 'search', 'share'];
 
 /** What each front can be asked to do (SFTP and FTP have no copy; raw links only read; search only finds). */
 export const FRONT_OPS: Record<Front, Op[]> = {
-  api: ['list', 'read', 'mkdir', 'put', 'rename', 'move', 'copy', 'remove', 'batch_rename', 'regex_rename', 'recursive_move', 'remove_empty_directory'],
+  api: ['list', 'read', 'mkdir', 'put', 'rename', 'move', 'copy', 'remove', 'batch_rename', 'regex_rename', 'recursive_move', 'remove_empty_directory', 'archive_list', 'archive_read'],
   d: ['read'],
   p: ['read'],
   webdav: ['list', 'read', 'mkdir', 'put', 'rename', 'move', 'copy', 'remove'],
   sftp: ['list', 'read', 'mkdir', 'put', 'rename', 'move', 'remove'],
   ftp: ['list', 'read', 'mkdir', 'put', 'rename', 'move', 'remove'],
   search: ['list'],
-  share: ['list', 'read'],
+  share: ['list', 'read', 'archive_list', 'archive_read'],
 };
 export const WRITE_FRONTS: Front[] = ['api', 'webdav', 'sftp', 'ftp'];
 
@@ -64,6 +73,8 @@ export interface Target {
   dst?: string;
   /** put: the bytes. */
   body?: string;
+  /** archive_read: the entry inside the archive. */
+  inner?: string;
 }
 
 export type Decision = 'allow' | 'deny';
@@ -87,17 +98,30 @@ export interface Rule {
   loginRefused?: Front[];
 }
 
+/**
+ * A zip archive in the fixture, written as a real (stored) zip by the matrix test: `ZIP:<entry>=<bytes>`.
+ * Its entry's bytes show up raw in the file, so a refused read of the archive leaks them too.
+ */
+export const zipOf = (entry: string, bytes: string) => `ZIP:${entry}=${bytes}`;
+export const parseZip = (content: string | undefined): { entry: string; bytes: string } | undefined => {
+  const m = /^ZIP:([^=]+)=(.*)$/s.exec(content ?? '');
+  return m ? { entry: m[1]!, bytes: m[2]! } : undefined;
+};
+
 /** Storage root layout (relative to the storage mounted at /s); the user's base path is /s/u. */
 export const FIXTURE: Record<string, string> = {
   'u/pub/a.txt': 'A-BYTES-pub',
+  'u/pub/arc.zip': zipOf('in.txt', 'ARC-BYTES-pub'),
   'u/pub/sub/b.txt': 'B-BYTES-pub',
   'u/pub/empty/': '',
   'u/dst/': '',
   'u/hid/secret.txt': 'HIDDEN-BYTES-c31',
+  'u/hid/secret.zip': zipOf('in.txt', 'ARC-HIDDEN-8e1'),
   'u/hid/secret-empty/': '',
   'u/hid/open.txt': 'OPEN-BYTES-hid',
   'u/hid/inner/secret-deep.txt': 'HIDDEN-DEEP-9d2',
   'u/pw/c.txt': 'PW-BYTES-7a1',
+  'u/pw/arc.zip': zipOf('in.txt', 'ARC-PW-BYTES-3f0'),
   'u/pw/empty/': '',
   'u/wr/': '',
   'other/o.txt': 'OUTSIDE-BYTES-e55',
@@ -112,7 +136,7 @@ export const FOLDER_PASSWORD = 'pw-word';
 /** What a user without the see-hidden bit may not see (storage-relative paths). */
 export const isHiddenPath = (rel: string) => rel.startsWith('u/hid/') && rel.split('/').slice(2).some((seg) => seg.startsWith('secret'));
 /** Bytes no refused read may ever show. */
-export const GUARDED_BYTES = ['HIDDEN-BYTES-c31', 'HIDDEN-DEEP-9d2', 'PW-BYTES-7a1', 'OUTSIDE-BYTES-e55'];
+export const GUARDED_BYTES = ['HIDDEN-BYTES-c31', 'HIDDEN-DEEP-9d2', 'PW-BYTES-7a1', 'OUTSIDE-BYTES-e55', 'ARC-PW-BYTES-3f0', 'ARC-HIDDEN-8e1'];
 
 const pub = (what: Partial<Record<Op, Decision>>, all: Decision = 'allow') => {
   const targets: Record<Op, Target> = {
@@ -128,6 +152,8 @@ const pub = (what: Partial<Record<Op, Decision>>, all: Decision = 'allow') => {
     regex_rename: { path: '/pub', pattern: '^a\\.txt$', replacement: 'r.txt' },
     recursive_move: { path: '/pub/sub', dst: '/dst' },
     remove_empty_directory: { path: '/pub' },
+    archive_list: { path: '/pub/arc.zip' },
+    archive_read: { path: '/pub/arc.zip', inner: '/in.txt' },
   };
   const out: Rule['ops'] = {};
   for (const [op, t] of Object.entries(targets) as Array<[Op, Target]>) {
@@ -150,9 +176,12 @@ const pw = (expect: Decision): Rule['ops'] => ({
   regex_rename: { target: { path: '/pw', pattern: '^c\\.txt$', replacement: 'd.txt' }, expect },
   recursive_move: { target: { path: '/pw', dst: '/dst' }, expect },
   remove_empty_directory: { target: { path: '/pw' }, expect },
+  archive_list: { target: { path: '/pw/arc.zip' }, expect },
+  archive_read: { target: { path: '/pw/arc.zip', inner: '/in.txt' }, expect },
 });
 
 const noBit = (bit: number) => (ALL_BITS & ~bit) | 0;
+const ONLY_SHARE = FRONTS.filter((f) => f !== 'share');
 
 export const RULES: Rule[] = [
   { name: 'everything allowed', perms: ALL_BITS, ops: pub({}) },
@@ -206,12 +235,16 @@ export const RULES: Rule[] = [
       recursive_move: { target: { path: '/hid', dst: '/dst' }, expect: 'deny' },
       // Allowed, but the hidden empty folder stays.
       remove_empty_directory: { target: { path: '/hid' }, expect: 'allow' },
+      archive_list: { target: { path: '/hid/secret.zip' }, expect: 'deny' },
+      archive_read: { target: { path: '/hid/secret.zip', inner: '/in.txt' }, expect: 'deny' },
     },
   },
   {
     name: 'see-hidden bit',
     perms: ALL_BITS | BIT.SEE_HIDES,
     seesHidden: true,
+    // A share visitor never holds the bit, whoever created the share (the next rule).
+    skip: ['share'],
     ops: {
       list: { target: { path: '/hid' }, expect: 'allow' },
       read: { target: { path: '/hid/secret.txt' }, expect: 'allow' },
@@ -222,9 +255,36 @@ export const RULES: Rule[] = [
       remove: { target: { path: '/hid/secret.txt' }, expect: 'allow' },
       recursive_move: { target: { path: '/hid', dst: '/dst' }, expect: 'allow' },
       remove_empty_directory: { target: { path: '/hid' }, expect: 'allow' },
+      archive_list: { target: { path: '/hid/secret.zip' }, expect: 'allow' },
+      archive_read: { target: { path: '/hid/secret.zip', inner: '/in.txt' }, expect: 'allow' },
     },
   },
-  { name: 'access-without-password bit', perms: ALL_BITS | BIT.ACCESS_WITHOUT_PASSWORD, ops: pw('allow') },
+  {
+    name: 'see-hidden bit, share visitor',
+    perms: ALL_BITS | BIT.SEE_HIDES,
+    skip: ONLY_SHARE,
+    ops: {
+      list: { target: { path: '/hid' }, expect: 'allow' },
+      read: { target: { path: '/hid/secret.txt' }, expect: 'deny' },
+      archive_list: { target: { path: '/hid/secret.zip' }, expect: 'deny' },
+      archive_read: { target: { path: '/hid/secret.zip', inner: '/in.txt' }, expect: 'deny' },
+    },
+  },
+  // A share visitor opens a protected folder only with its password, whoever created the share.
+  { name: 'access-without-password bit', perms: ALL_BITS | BIT.ACCESS_WITHOUT_PASSWORD, skip: ['share'], ops: pw('allow') },
+  { name: 'access-without-password bit, share visitor', perms: ALL_BITS | BIT.ACCESS_WITHOUT_PASSWORD, skip: ONLY_SHARE, ops: pw('deny') },
+  {
+    name: 'no read-archives bit',
+    perms: noBit(BIT.READ_ARCHIVES),
+    ops: { archive_list: { target: { path: '/pub/arc.zip' }, expect: 'deny' }, archive_read: { target: { path: '/pub/arc.zip', inner: '/in.txt' }, expect: 'deny' } },
+  },
+  {
+    name: 'share archive preview off',
+    perms: ALL_BITS,
+    settings: { share_archive_preview: 'false' },
+    skip: ONLY_SHARE,
+    ops: { archive_list: { target: { path: '/pub/arc.zip' }, expect: 'deny' }, archive_read: { target: { path: '/pub/arc.zip', inner: '/in.txt' }, expect: 'deny' } },
+  },
   {
     name: 'no WebDAV read / FTP read bit',
     perms: ALL_BITS & ~(BIT.WEBDAV_READ | BIT.WEBDAV_MANAGE | BIT.FTP_READ | BIT.FTP_WRITE),
@@ -235,8 +295,9 @@ export const RULES: Rule[] = [
     frontExpect: { api: 'allow', share: 'allow' },
   },
   { name: 'folder password, not given', perms: ALL_BITS, ops: pw('deny') },
-  // SFTP and share visitors have no way to present a folder password; WebDAV and FTP present it as the guest's password.
-  { name: 'folder password, given', perms: ALL_BITS, password: FOLDER_PASSWORD, skip: ['sftp', 'share'], ops: pw('allow') },
+  // SFTP has no way to present a folder password; WebDAV and FTP present it as the guest's
+  // password, share visitors as `password` (a share without code) and `folder_pwd` on links.
+  { name: 'folder password, given', perms: ALL_BITS, password: FOLDER_PASSWORD, skip: ['sftp'], ops: pw('allow') },
   {
     name: 'folder password on the destination, not given',
     perms: ALL_BITS,

@@ -1,24 +1,26 @@
 import path from 'node:path';
-import { pipeline } from 'node:stream/promises';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import type { Core } from '../../core.js';
 import { mustProxy } from '../../drivers/form.js';
-import { cleanInner, type TreeNode } from '../../archive/entries.js';
+import { cleanInner } from '../../archive/entries.js';
 import { archiveExtensions } from '../../archive/formats.js';
 import { Forbidden } from '../../errors.js';
-import { isoTime } from '../../fs/objects.js';
 import { RawView } from '../../view/raw.js';
 import { taskJson } from '../../tasks/manager.js';
-import { ANY, apiRoute } from '../route.js';
+import { ANY, apiRoute, authenticate } from '../route.js';
+import { isSharePath, shareArchiveList, shareArchiveMeta } from './share-visit.js';
 import { archiveObjShape, archiveTreeShape, pageShape, taskShape } from '../shapes.js';
-import { contentDisposition, contentTypeOf } from '../send-file.js';
+import { sendArchiveEntry } from '../send-file.js';
 import { apiUrl, encodePath } from '../urls.js';
-import { boolish, int } from '../validation.js';
+import { innerJson, innerTreeJson } from '../obj-json.js';
+import { boolish, int, pageBounds } from '../validation.js';
 
 const metaInput = z.object({
   path: z.string().default('/'),
   password: z.string().default(''),
+  /** Atrium's, for share visitors (`/@s/…`): the password of a protected folder inside the share. */
+  folder_password: z.string().max(1024).default(''),
   archive_pass: z.string().default(''),
   refresh: boolish().optional(),
 });
@@ -28,25 +30,10 @@ const listSetting = (core: Core, key: string) => core.settings.get(key).split(',
 /**
  * `/api/public/archive_extensions`, `/api/fs/archive/meta|list|decompress` (OpenList's shapes)
  * and the raw entry links `/ad/*`, `/ap/*`, `/ae/*`. Access is the per-user view's (the archive
- * file's hide, password and permission bits) and, for raw links, the archive path's sign.
+ * file's hide, password and permission bits) and, for raw links, the archive path's sign; a
+ * `/@s/<id>/…` path is a share visitor's, through the share's view (share-visit.ts).
  */
 export function archiveRoutes(app: FastifyInstance, core: Core): void {
-  /** An inner entry as OpenList's ObjResp without sign and thumb. */
-  const objOf = (n: TreeNode) => ({
-    name: n.name,
-    size: n.size,
-    is_dir: n.isDir,
-    modified: isoTime(n.modified),
-    created: isoTime(n.modified),
-    sign: '',
-    thumb: '',
-    type: n.isDir ? 1 : core.fileTypes.ofName(n.name),
-    hashinfo: 'null',
-    hash_info: null,
-  });
-  type ContentResp = ReturnType<typeof objOf> & { children: ContentResp[] | null };
-  const treeOf = (nodes: TreeNode[]): ContentResp[] => nodes.map((n) => ({ ...objOf(n), children: n.isDir ? treeOf(n.children) : null }));
-
   apiRoute(app, core, {
     method: ANY,
     url: '/api/public/archive_extensions',
@@ -58,11 +45,14 @@ export function archiveRoutes(app: FastifyInstance, core: Core): void {
   apiRoute(app, core, {
     method: ANY,
     url: '/api/fs/archive/meta',
+    // A share visitor (`/@s/…`) needs no account; every other path authenticates below.
     output: z.object({ comment: z.string(), encrypted: z.boolean(), content: z.array(archiveTreeShape), raw_url: z.string(), sign: z.string() }),
-    auth: 'user',
+    auth: 'none',
     from: 'any',
     input: metaInput,
-    handler: async ({ input, principal, req }) => {
+    handler: async ({ input, req }) => {
+      if (isSharePath(input.path)) return shareArchiveMeta(core, req, input);
+      const principal = (await authenticate(core, req, 'user'))!;
       const view = core.views.for(principal.user, { front: 'api', password: input.password });
       const reqPath = view.virtual(input.path);
       const meta = await view.archiveMeta(reqPath, { password: input.archive_pass, refresh: input.refresh ?? false });
@@ -71,7 +61,7 @@ export function archiveRoutes(app: FastifyInstance, core: Core): void {
       return {
         comment: meta.comment,
         encrypted: meta.encrypted,
-        content: treeOf(meta.tree.children),
+        content: innerTreeJson(core, meta.tree.children),
         raw_url: `${apiUrl(req, core.config.site_url)}/ae${encodePath(reqPath)}`,
         sign: signed ? core.signer.sign(reqPath) : '',
       };
@@ -81,20 +71,20 @@ export function archiveRoutes(app: FastifyInstance, core: Core): void {
   apiRoute(app, core, {
     method: ANY,
     url: '/api/fs/archive/list',
+    // A share visitor (`/@s/…`) needs no account; every other path authenticates below.
     output: pageShape(archiveObjShape),
-    auth: 'user',
+    auth: 'none',
     from: 'any',
     input: metaInput.extend({ inner_path: z.string().default('/'), page: int().optional(), per_page: int().optional() }),
-    handler: async ({ input, principal }) => {
+    handler: async ({ input, req }) => {
+      if (isSharePath(input.path)) return shareArchiveList(core, req, input);
+      const principal = (await authenticate(core, req, 'user'))!;
       const view = core.views.for(principal.user, { front: 'api', password: input.password });
       const reqPath = view.virtual(input.path);
       const nodes = await view.archiveList(reqPath, cleanInner(input.inner_path), { password: input.archive_pass, refresh: input.refresh ?? false });
       const total = nodes.length;
-      const page = input.page && input.page > 0 ? input.page : 1;
-      const perPage = input.per_page && input.per_page > 0 ? input.per_page : 0;
-      const start = perPage > 0 ? Math.min((page - 1) * perPage, total) : 0;
-      const end = perPage > 0 ? Math.min(start + perPage, total) : total;
-      return { content: nodes.slice(start, end).map(objOf), total };
+      const { start, end } = pageBounds(input, total);
+      return { content: nodes.slice(start, end).map((n) => innerJson(core, n)), total };
     },
   });
 
@@ -145,25 +135,7 @@ export function archiveRoutes(app: FastifyInstance, core: Core): void {
     const controller = new AbortController();
     req.raw.once('close', () => controller.abort());
     const { stream, entry: e } = await raw.archiveEntry(virtualPath, inner, query.pass ?? '', controller.signal);
-    const type = contentTypeOf(name);
-    reply.hijack();
-    reply.raw.writeHead(200, {
-      'content-type': type,
-      'content-disposition': contentDisposition('attachment', name),
-      'referrer-policy': 'no-referrer',
-      'cache-control': type.startsWith('image') ? 'max-age=86400' : 'max-age=0, no-cache, no-store, must-revalidate',
-      ...(e.size > 0 ? { 'content-length': String(e.size) } : {}),
-      'last-modified': e.modified.toUTCString(),
-    });
-    if (req.method === 'HEAD') {
-      stream.destroy();
-      return reply.raw.end();
-    }
-    try {
-      await pipeline(stream, reply.raw);
-    } catch {
-      reply.raw.destroy();
-    }
+    await sendArchiveEntry(req, reply, stream, e, name);
   };
   for (const kind of ['ad', 'ap', 'ae'] as const) {
     app.route({ method: ['GET', 'HEAD'], url: `/${kind}/*`, handler: entry(kind) });

@@ -14,9 +14,11 @@ import { ANY, apiRoute, authenticate, RawJson } from '../route.js';
 import { isSharePath, shareGet, shareList } from './share-visit.js';
 import { objShape } from '../shapes.js';
 import { apiUrl, encodePath } from '../urls.js';
-import { boolish, int } from '../validation.js';
+import { boolish, int, pageBounds } from '../validation.js';
 
 const pathField = z.string().default('/');
+/** Atrium's, for share visitors (`/@s/…`): the password of a protected folder inside the share. */
+const folderPassword = z.string().max(1024).default('');
 
 /** `/api/fs/list|get|dirs|other`: the reading API. */
 export function fsReadRoutes(app: FastifyInstance, core: Core): void {
@@ -28,7 +30,7 @@ export function fsReadRoutes(app: FastifyInstance, core: Core): void {
     // A share visitor (`/@s/…`) needs no account; every other path authenticates below.
     auth: 'none',
     from: 'any',
-    input: z.object({ path: pathField, password: z.string().default(''), page: int().optional(), per_page: int().optional(), refresh: boolish().optional() }),
+    input: z.object({ path: pathField, password: z.string().default(''), folder_password: folderPassword, page: int().optional(), per_page: int().optional(), refresh: boolish().optional() }),
     handler: async ({ input, req }) => {
       if (isSharePath(input.path)) return shareList(core, req, input);
       const principal = (await authenticate(core, req, 'user'))!;
@@ -36,10 +38,7 @@ export function fsReadRoutes(app: FastifyInstance, core: Core): void {
       const reqPath = view.virtual(input.path);
       const { objs, storage, write, readme, header } = await view.list(reqPath, { refresh: input.refresh ?? false });
       const total = objs.length;
-      const page = input.page && input.page > 0 ? input.page : 1;
-      const perPage = input.per_page && input.per_page > 0 ? input.per_page : 0;
-      const start = perPage > 0 ? Math.min((page - 1) * perPage, total) : 0;
-      const end = perPage > 0 ? Math.min(start + perPage, total) : total;
+      const { start, end } = pageBounds(input, total);
       const signed = view.signTest(reqPath, storage);
       let items = renderer.items(objs, reqPath, storage, start, end, (o) => objText(core, o, reqPath, signed));
       if (!core.settings.getBool('hide_storage_details')) {
@@ -68,7 +67,7 @@ export function fsReadRoutes(app: FastifyInstance, core: Core): void {
     output: objShape.extend({ raw_url: z.string(), readme: z.string(), header: z.string(), provider: z.string(), related: z.array(objShape).nullable() }),
     auth: 'none',
     from: 'any',
-    input: z.object({ path: pathField, password: z.string().default('') }),
+    input: z.object({ path: pathField, password: z.string().default(''), folder_password: folderPassword }),
     handler: async ({ input, req }) => {
       if (isSharePath(input.path)) return shareGet(core, req, input);
       const principal = (await authenticate(core, req, 'user'))!;

@@ -1,11 +1,17 @@
+import path from 'node:path';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { cleanInner } from '../../archive/entries.js';
 import type { Core } from '../../core.js';
 import { mustProxy } from '../../drivers/form.js';
 import type { Obj } from '../../drivers/types.js';
 import type { ShareView } from '../../view/share.js';
-import { objJson } from '../obj-json.js';
+import { innerJson, innerTreeJson, objJson } from '../obj-json.js';
+import { PrivacyMask } from '../envelope.js';
+import { envelopeStatus, sendRawError } from '../raw-error.js';
+import { sendArchiveEntry } from '../send-file.js';
 import { RawJson } from '../route.js';
 import { apiUrl, encodePath } from '../urls.js';
+import { pageBounds } from '../validation.js';
 import { proxy } from './raw.js';
 
 /** The path prefix under which `/api/fs/list|get` browse a share (OpenList's FsListSplit). */
@@ -27,7 +33,10 @@ const visitorJson = (core: Core, obj: Obj) => ({ ...objJson(core, obj, '/', neve
 
 export interface ShareReadInput {
   path: string;
+  /** The share code (OpenList); with a share without code, a folder password. */
   password: string;
+  /** Atrium's: the password of a protected folder inside the share. */
+  folder_password?: string;
   page?: number;
   per_page?: number;
   refresh?: boolean;
@@ -35,8 +44,23 @@ export interface ShareReadInput {
 
 async function openShare(core: Core, req: FastifyRequest, input: ShareReadInput): Promise<{ view: ShareView; sid: string; rel: string }> {
   const { sid, rest } = splitSharePath(input.path);
-  const view = await core.shares.open(sid, input.password, req.ip);
+  const view = await core.shares.open(sid, { code: input.password, folderPasswords: [input.password, input.folder_password ?? ''] }, req.ip);
   return { view, sid, rel: view.clean(rest) };
+}
+
+/** The query of a visitor link (`/sd`, `/sad`): the share code, and the folder password the visitor gave. */
+function linkQuery(view: ShareView, folderPassword: string): string {
+  const q = new URLSearchParams();
+  if (view.share.pwd !== '') q.set('pwd', view.share.pwd);
+  if (folderPassword !== '' && folderPassword !== view.share.pwd) q.set('folder_pwd', folderPassword);
+  const text = q.toString();
+  return text === '' ? '' : `?${text}`;
+}
+
+/** The visitor's link of a path of the share under a raw prefix (`sd`, `sad`). */
+function visitorLink(core: Core, req: FastifyRequest, prefix: string, sid: string, rel: string, view: ShareView, input: ShareReadInput): string {
+  const given = input.folder_password || (view.share.pwd === '' ? input.password : '');
+  return `${apiUrl(req, core.config.site_url)}/${prefix}/${encodeURIComponent(sid)}${rel === '/' ? '' : encodePath(rel)}${linkQuery(view, given)}`;
 }
 
 /** `/api/fs/list` of a `/@s/…` path (OpenList's SharingList). */
@@ -44,9 +68,8 @@ export async function shareList(core: Core, req: FastifyRequest, input: ShareRea
   const { view, rel } = await openShare(core, req, input);
   const { objs } = await view.list(rel, input.refresh ?? false);
   const total = objs.length;
-  const page = input.page && input.page > 0 ? input.page : 1;
-  const perPage = input.per_page && input.per_page > 0 ? input.per_page : 0;
-  const slice = perPage > 0 ? objs.slice((page - 1) * perPage, page * perPage) : objs;
+  const { start, end } = pageBounds(input, total);
+  const slice = objs.slice(start, end);
   const content = slice.length === 0 && total === 0 ? null : slice.map((o) => visitorJson(core, o));
   const { readme, header } = view.share;
   return new RawJson(JSON.stringify({ content, total, readme, header, write: false, provider: 'unknown' }));
@@ -56,11 +79,7 @@ export async function shareList(core: Core, req: FastifyRequest, input: ShareRea
 export async function shareGet(core: Core, req: FastifyRequest, input: ShareReadInput) {
   const { view, sid, rel } = await openShare(core, req, input);
   const { obj } = await view.get(rel);
-  let rawUrl = '';
-  if (!obj.isDir) {
-    rawUrl = `${apiUrl(req, core.config.site_url)}/sd/${encodeURIComponent(sid)}${rel === '/' ? '' : encodePath(rel)}`;
-    if (view.share.pwd !== '') rawUrl += `?pwd=${encodeURIComponent(view.share.pwd)}`;
-  }
+  const rawUrl = obj.isDir ? '' : visitorLink(core, req, 'sd', sid, rel, view, input);
   return {
     ...visitorJson(core, obj),
     type: core.fileTypes.ofName(obj.name),
@@ -72,18 +91,62 @@ export async function shareGet(core: Core, req: FastifyRequest, input: ShareRead
   };
 }
 
+export interface ShareArchiveInput extends ShareReadInput {
+  archive_pass: string;
+  inner_path?: string;
+}
+
+/** `/api/fs/archive/meta` of a `/@s/…` path (OpenList's SharingArchiveMeta): `raw_url` is the `/sad` link. */
+export async function shareArchiveMeta(core: Core, req: FastifyRequest, input: ShareArchiveInput) {
+  const { view, sid, rel } = await openShare(core, req, input);
+  const meta = await view.archiveMeta(rel, { password: input.archive_pass, refresh: input.refresh ?? false });
+  return {
+    comment: meta.comment,
+    encrypted: meta.encrypted,
+    content: innerTreeJson(core, meta.tree.children),
+    raw_url: visitorLink(core, req, 'sad', sid, rel, view, input),
+    sign: '',
+  };
+}
+
+/** `/api/fs/archive/list` of a `/@s/…` path (OpenList's SharingArchiveList). */
+export async function shareArchiveList(core: Core, req: FastifyRequest, input: ShareArchiveInput) {
+  const { view, rel } = await openShare(core, req, input);
+  const nodes = await view.archiveList(rel, cleanInner(input.inner_path), { password: input.archive_pass, refresh: input.refresh ?? false });
+  const total = nodes.length;
+  const { start, end } = pageBounds(input, total);
+  return { content: nodes.slice(start, end).map((n) => innerJson(core, n)), total };
+}
+
+interface LinkQuery {
+  pwd?: string;
+  folder_pwd?: string;
+  type?: string;
+  inner?: string;
+  pass?: string;
+}
+
+const str = (v: unknown) => (typeof v === 'string' ? v : '');
+
+/** Opens the share of a visitor link and cleans its path (every request anew). */
+async function openLink(core: Core, req: FastifyRequest): Promise<{ view: ShareView; rel: string; query: LinkQuery }> {
+  const params = req.params as { sid: string; '*'?: string };
+  const query = req.query as LinkQuery;
+  await core.storages.ready();
+  const code = str(query.pwd);
+  const view = await core.shares.open(params.sid, { code, folderPasswords: [code, str(query.folder_pwd)] }, req.ip);
+  return { view, rel: view.clean(`/${params['*'] ?? ''}`, 'navigate'), query };
+}
+
 /**
- * `/sd/<sid>/<path>`: a shared file's bytes, with Range and HEAD (the raw links' sending code).
- * Every request opens the share anew: expiry, disabling, deletion and the limit hold at once.
+ * `/sd/<sid>/<path>`: a shared file's bytes, with Range and HEAD (the raw links' sending code),
+ * and `/sad/<sid>/<path>?inner=`: one entry of a shared archive. Every request opens the share
+ * anew: expiry, disabling, deletion and the limit hold at once.
  */
 export function shareDownloadRoutes(app: FastifyInstance, core: Core): void {
   const handle = async (req: FastifyRequest, reply: FastifyReply) => {
-    const params = req.params as { sid: string; '*'?: string };
-    const query = req.query as { pwd?: string; type?: string; d?: string };
-    await core.storages.ready();
-    const view = await core.shares.open(params.sid, typeof query.pwd === 'string' ? query.pwd : '', req.ip);
-    const rel = view.clean(`/${params['*'] ?? ''}`, 'navigate');
-    const { link, obj, storage } = await view.link(rel, { type: query.type, ip: req.ip, header: req.headers });
+    const { view, rel, query } = await openLink(core, req);
+    const { link, obj, storage } = await view.link(rel, { type: str(query.type) || undefined, ip: req.ip, header: req.headers });
     // Deleting or disabling the share (here or on another process) cuts this download.
     const untrack = core.shares.streams.track(view.share.id, () => req.raw.destroy());
     reply.raw.once('close', untrack);
@@ -94,6 +157,29 @@ export function shareDownloadRoutes(app: FastifyInstance, core: Core): void {
     }
     return proxy(core, req, reply, link, obj.name, obj.hash, storage);
   };
-  app.route({ method: ['GET', 'HEAD'], url: '/sd/:sid', handler: handle });
-  app.route({ method: ['GET', 'HEAD'], url: '/sd/:sid/*', handler: handle });
+
+  /** `/sad/<sid>/<path>?inner=&pass=`: one entry of a shared archive (OpenList's SharingArchiveExtract). */
+  const entry = async (req: FastifyRequest, reply: FastifyReply) => {
+    const { view, rel, query } = await openLink(core, req);
+    const inner = cleanInner(str(query.inner));
+    const controller = new AbortController();
+    req.raw.once('close', () => controller.abort());
+    const { stream, entry: e } = await view.archiveEntry(rel, inner, str(query.pass), controller.signal);
+    const untrack = core.shares.streams.track(view.share.id, () => req.raw.destroy());
+    reply.raw.once('close', untrack);
+    await sendArchiveEntry(req, reply, stream, e, path.posix.basename(inner));
+  };
+  // Failures answer a real status and OpenList's error page (JSON for an Accept asking it).
+  const mask = new PrivacyMask(core.settings);
+  for (const [prefix, serve] of [['sd', handle], ['sad', entry]] as const) {
+    const handler = async (req: FastifyRequest, reply: FastifyReply) => {
+      try {
+        return await serve(req, reply);
+      } catch (err) {
+        return sendRawError(err, req, reply, mask, envelopeStatus);
+      }
+    };
+    app.route({ method: ['GET', 'HEAD'], url: `/${prefix}/:sid`, handler });
+    app.route({ method: ['GET', 'HEAD'], url: `/${prefix}/:sid/*`, handler });
+  }
 }

@@ -8,6 +8,7 @@ import { notify, passwordFor } from '../state';
 import '../archive.css';
 import Icon from './Icon';
 import { pickFolder } from './FolderPicker';
+import { isSharePath, visitorKeys } from '../shares/api';
 
 interface Entry {
   name: string;
@@ -44,13 +45,16 @@ export function archiveExtensions(): Promise<string[]> {
 export const isArchiveName = (name: string, exts: string[]) => exts.some((e) => name.toLowerCase().endsWith(e) && name.length > e.length);
 
 export default function ArchiveView(props: { path: string }) {
+  /** A share visitor (`/@s/<id>/…`): the share code and folder password, and no extraction (it writes). */
+  const visitor = () => isSharePath(props.path);
+  const keys = () => (visitor() ? visitorKeys(props.path) : { password: passwordFor(props.path) });
   const [pass, setPass] = createSignal('');
   const [inner, setInner] = createSignal<string[]>([]);
   const [preview, setPreview] = createSignal<{ name: string; url: string; text?: string } | undefined>();
   const [progress, setProgress] = createSignal<string | undefined>();
   const [meta, { refetch }] = createResource(pass, async (archivePass) => {
     try {
-      return { ok: await api<Meta>('/fs/archive/meta', { path: props.path, password: passwordFor(props.path), archive_pass: archivePass }) };
+      return { ok: await api<Meta>('/fs/archive/meta', { path: props.path, ...keys(), archive_pass: archivePass }) };
     } catch (e) {
       if (e instanceof ApiError && e.code === 202) return { needPassword: true };
       return { error: e instanceof Error ? e.message : String(e) };
@@ -67,7 +71,8 @@ export default function ArchiveView(props: { path: string }) {
     const q = new URLSearchParams({ inner: innerPath });
     if (pass()) q.set('pass', pass());
     if (m?.sign) q.set('sign', m.sign);
-    return `${m?.raw_url ?? ''}?${q.toString()}`;
+    const raw = m?.raw_url ?? '';
+    return `${raw}${raw.includes('?') ? '&' : '?'}${q.toString()}`;
   };
   const open = async (e: Entry) => {
     if (e.is_dir) return setInner([...inner(), e.name]);
@@ -169,8 +174,10 @@ export default function ArchiveView(props: { path: string }) {
           </h2>
           <span class="muted">/{inner().join('/')}</span>
           <span class="grow" />
-          <button onClick={() => void extract(parentOf(props.path), false)}>{t('archive.extract_here')}</button>
-          <button onClick={() => void extractTo()}>{t('archive.extract_to')}</button>
+          <Show when={!visitor()}>
+            <button onClick={() => void extract(parentOf(props.path), false)}>{t('archive.extract_here')}</button>
+            <button onClick={() => void extractTo()}>{t('archive.extract_to')}</button>
+          </Show>
         </div>
         <Show when={progress()}>
           <p class="archive-progress" data-testid="archive-progress">

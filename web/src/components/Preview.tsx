@@ -9,7 +9,8 @@ import { navigate } from '../router';
 import { copyText } from './fileOps';
 import { showQr } from './QrCode';
 import { editPath, isTextFile, setEditPath, TEXT_LIMIT } from './textFiles';
-import { can } from '../state';
+import { can, settings } from '../state';
+import { isSharePath } from '../shares/api';
 import { iconOf, TYPE } from './icons';
 import ImageViewer from './ImageViewer';
 import Markdown from './Markdown';
@@ -20,10 +21,13 @@ const TextEditor = lazy(() => import('./TextEditor'));
 
 export default function Preview(props: { path: string; obj: GetResp; siblings: Obj[] }) {
   const url = () => props.obj.raw_url || rawLink(props.path, props.obj.sign);
+  /** A share visitor's file: its link is the `/sd` one; archives open only with `share_archive_preview`. */
+  const visitor = () => isSharePath(props.path);
+  const link = () => (visitor() ? props.obj.raw_url : rawLink(props.path, props.obj.sign));
   const ext = () => extOf(props.obj.name);
   const [version, setVersion] = createSignal(0);
   const [archiveExts] = createResource(archiveExtensions);
-  const isArchive = () => isArchiveName(props.obj.name, archiveExts() ?? []);
+  const isArchive = () => isArchiveName(props.obj.name, archiveExts() ?? []) && (!visitor() || settings().share_archive_preview === 'true');
   const images = createMemo(() => props.siblings.filter((o) => !o.is_dir && o.type === TYPE.IMAGE));
   const galleryIndex = () => images().findIndex((o) => o.name === props.obj.name);
   const go = (delta: number) => {
@@ -53,9 +57,9 @@ export default function Preview(props: { path: string; obj: GetResp; siblings: O
         <a class="button primary" href={url()} download={baseName(props.path)}>
           {t('download')}
         </a>
-        <button onClick={() => copyText(rawLink(props.path, props.obj.sign))}>{t('copy_link')}</button>
-        <button onClick={() => showQr(props.obj.name, rawLink(props.path, props.obj.sign))}>{t('qr')}</button>
-        <Show when={isTextFile(props.obj) && can(3) && editPath() !== props.path && props.obj.size <= TEXT_LIMIT}>
+        <button onClick={() => copyText(link())}>{t('copy_link')}</button>
+        <button onClick={() => showQr(props.obj.name, link())}>{t('qr')}</button>
+        <Show when={!visitor() && isTextFile(props.obj) && can(3) && editPath() !== props.path && props.obj.size <= TEXT_LIMIT}>
           <button onClick={() => setEditPath(props.path)}>{t('edit')}</button>
         </Show>
       </div>

@@ -1,5 +1,6 @@
 // A folder (list or grid, sorted, paginated per the pagination_type setting, with its header
 // and readme) or a file (preview), for the virtual path in the URL.
+import PasswordPrompt from '../components/PasswordPrompt';
 import Icon from '../components/Icon';
 import { batch, createEffect, createMemo, createResource, createSignal, For, Match, on, onCleanup, onMount, Show, Switch } from 'solid-js';
 import { api, ApiError, type GetResp, joinPath, type ListResp, type Obj, parentOf, rawLink } from '../api';
@@ -297,7 +298,7 @@ export default function Browser(props: { path: string }) {
       </div>
 
       <Show when={needPassword()}>
-        <PasswordForm
+        <PasswordPrompt
           wrong={wrongPassword()}
           onSubmit={(pw) => {
             rememberPassword(props.path, pw);
@@ -530,34 +531,6 @@ function Pager(props: { mode: string; page: number; setPage: (n: number) => void
         <div ref={sentinel} class="sentinel" />
       </Match>
     </Switch>
-  );
-}
-
-function PasswordForm(props: { wrong: boolean; onSubmit: (pw: string) => void }) {
-  let input!: HTMLInputElement;
-  onMount(() => input.focus());
-  return (
-    <form
-      class="card narrow"
-      onSubmit={(e) => {
-        e.preventDefault();
-        props.onSubmit(input.value);
-      }}
-    >
-      <h2>{t('password.title')}</h2>
-      <p class="muted">{t('password.hint')}</p>
-      <input ref={input} type="password" name="folder-password" aria-label={t('login.password')} />
-      <Show when={props.wrong}>
-        <p class="error" role="alert">
-          {t('password.wrong')}
-        </p>
-      </Show>
-      <div class="actions">
-        <button type="submit" class="primary">
-          {t('password.submit')}
-        </button>
-      </div>
-    </form>
   );
 }
 

@@ -7,7 +7,7 @@ import { copyText } from '../components/fileOps';
 import { formatDate } from '../format';
 import { t } from '../i18n';
 import { DataTable, PageHead } from '../pages/manage/Table';
-import { deleteShare, listShares, setShareDisabled, shareUrl, type Share } from './api';
+import { deleteShare, listShares, setShareDisabled, shareMessage, shareUrl, type Share } from './api';
 
 export default function MyShares() {
   const [shares, { refetch }] = createResource(async () => (await listShares()).content ?? []);
@@ -40,6 +40,7 @@ export default function MyShares() {
               <td>{s.expires ? formatDate(s.expires) : t('share.never')}</td>
               <td class="row-actions">
                 <button onClick={() => void copyText(shareUrl(s.id))}>{t('share.copy')}</button>
+                <button onClick={() => void copyText(shareMessage(s))}>{t('share.copy_msg')}</button>
                 <button onClick={() => void toggle(s)}>{s.disabled ? t('share.enable') : t('share.disable')}</button>
                 <button class="danger" onClick={() => void remove(s)}>
                   {t('delete')}

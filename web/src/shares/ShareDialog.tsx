@@ -5,7 +5,7 @@ import { showDialog } from '../components/Dialog';
 import { copyText } from '../components/fileOps';
 import { t } from '../i18n';
 import { me, notify, notifyError } from '../state';
-import { createShare, shareUrl } from './api';
+import { createShare, shareMessage, shareUrl } from './api';
 
 /** The absolute virtual path of an entry the user sees at `dir` (their base path in front). */
 function virtualPath(dir: string, name: string): string {
@@ -21,6 +21,7 @@ export async function shareSelection(dir: string, names: string[]): Promise<void
     const [limit, setLimit] = createSignal('0');
     const [remark, setRemark] = createSignal('');
     const [link, setLink] = createSignal('');
+    const [message, setMessage] = createSignal('');
     const [busy, setBusy] = createSignal(false);
     const submit = async (e: Event) => {
       e.preventDefault();
@@ -34,6 +35,7 @@ export async function shareSelection(dir: string, names: string[]): Promise<void
           remark: remark(),
         });
         setLink(shareUrl(share.id));
+        setMessage(shareMessage(share));
         notify(t('share.created'));
       } catch (err) {
         notifyError(err);
@@ -73,8 +75,13 @@ export async function shareSelection(dir: string, names: string[]): Promise<void
           {t('share.link')}
           <input readOnly value={link()} data-testid="share-link" onFocus={(e) => e.currentTarget.select()} />
         </label>
+        <label>
+          {t('share.message')}
+          <textarea readOnly rows={3} value={message()} data-testid="share-message" onFocus={(e) => e.currentTarget.select()} />
+        </label>
         <div class="actions">
           <button type="button" onClick={() => void copyText(link())}>{t('share.copy')}</button>
+          <button type="button" onClick={() => void copyText(message())}>{t('share.copy_msg')}</button>
           <button type="button" class="primary" onClick={() => close()}>{t('close')}</button>
         </div>
       </Show>

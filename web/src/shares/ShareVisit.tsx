@@ -1,88 +1,96 @@
-// The visitor's page of a share link, `/@s/<id>/<inside>`: the share code prompt, the shared
-// folder's entries, and a shared file's preview (when `share_preview` is on) or download.
+// The visitor's page of a share link, `/@s/<id>/<inside>`: the share code prompt, the password
+// prompt of a protected folder inside the share, the shared folder's entries with the share's
+// header and readme (sanitised markdown), and a shared file's preview (when `share_preview` is
+// on; archives when `share_archive_preview` is on too) or download: the page starts on the
+// download view with `share_preview_download_by_default`, on the archive's contents for an
+// archive with `share_preview_archives_by_default`.
 import { createResource, createSignal, For, Match, Show, Switch } from 'solid-js';
-import { api, ApiError, type GetResp, joinPath, type ListResp, parentOf } from '../api';
+import { archiveExtensions, isArchiveName } from '../components/ArchiveView';
+import { api, ApiError, type GetResp, joinPath, type ListResp, type Obj, parentOf } from '../api';
 import Icon from '../components/Icon';
 import { iconOf } from '../components/icons';
 import Markdown from '../components/Markdown';
+import PasswordPrompt from '../components/PasswordPrompt';
 import Preview from '../components/Preview';
 import { formatDate, formatSize } from '../format';
 import { t } from '../i18n';
 import { href, linkClick } from '../router';
-import { settings } from '../state';
-import { splitVisitorPath, visitorApiPath } from './api';
+import { rememberPassword, settings } from '../state';
+import { splitVisitorPath, visitorApiPath, visitorKeys, rememberShareCode, MSG_WRONG_SHARE_CODE } from './api';
 
-const WRONG_CODE = 403;
-const codeKey = (id: string) => `share-code:${id}`;
+const REFUSED = 403;
 
-type Loaded = { kind: 'folder'; list: ListResp } | { kind: 'file'; obj: GetResp; siblings: ListResp['content'] } | { kind: 'code'; wrong: boolean };
+type Loaded =
+  | { kind: 'folder'; list: ListResp }
+  | { kind: 'file'; obj: GetResp; siblings: ListResp['content'] }
+  | { kind: 'code'; wrong: boolean }
+  | { kind: 'folder-password'; wrong: boolean };
 
 export default function ShareVisit(props: { path: string }) {
   const where = () => splitVisitorPath(props.path);
-  const [code, setCode] = createSignal(sessionStorage.getItem(codeKey(where().id)) ?? '');
+  /** Bumped when the visitor gives a code or a folder password: the page loads again. */
+  const [given, setGiven] = createSignal(0);
 
-  const load = async ([p, pwd]: [string, string]): Promise<Loaded> => {
+  const load = async ([p]: [string, number]): Promise<Loaded> => {
     const { id, inside } = splitVisitorPath(p);
     const path = visitorApiPath(id, inside);
+    const keys = visitorKeys(p);
     try {
-      const obj = await api<GetResp>('/fs/get', { path, password: pwd });
+      const obj = await api<GetResp>('/fs/get', { path, ...keys });
       if (!obj.is_dir) {
-        const siblings = inside === '/' ? [] : ((await api<ListResp>('/fs/list', { path: visitorApiPath(id, parentOf(inside)), password: pwd }).catch(() => undefined))?.content ?? []);
+        const parent = parentOf(inside);
+        const siblings = inside === '/' ? [] : ((await api<ListResp>('/fs/list', { path: visitorApiPath(id, parent), ...visitorKeys(parentOf(p)) }).catch(() => undefined))?.content ?? []);
         return { kind: 'file', obj, siblings };
       }
-      return { kind: 'folder', list: await api<ListResp>('/fs/list', { path, password: pwd }) };
+      return { kind: 'folder', list: await api<ListResp>('/fs/list', { path, ...keys }) };
     } catch (e) {
-      if (e instanceof ApiError && e.code === WRONG_CODE) return { kind: 'code', wrong: pwd !== '' };
+      if (e instanceof ApiError && e.code === REFUSED) {
+        if (e.message === MSG_WRONG_SHARE_CODE) return { kind: 'code', wrong: keys.password !== '' };
+        return { kind: 'folder-password', wrong: keys.folder_password !== '' };
+      }
       throw e;
     }
   };
-  const [data] = createResource(() => [props.path, code()] as [string, string], load);
+  const [data] = createResource(() => [props.path, given()] as [string, number], load);
 
-  const submitCode = (e: SubmitEvent) => {
-    e.preventDefault();
-    const value = new FormData(e.currentTarget as HTMLFormElement).get('code')?.toString() ?? '';
-    sessionStorage.setItem(codeKey(where().id), value);
-    setCode(value);
+  /** A prompt's answer: remembered, then the page loads again with it. */
+  const submit = (remember: (value: string) => void) => (value: string) => {
+    remember(value);
+    setGiven((n) => n + 1);
   };
+  const submitCode = (value: string) => rememberShareCode(where().id, value);
+  const submitFolderPassword = (value: string) => rememberPassword(props.path, value);
   const appPath = (name: string) => joinPath(props.path, name);
 
   return (
     <main class="container share-visit">
-      <h2 class="muted">{t('share.shared_by')}</h2>
+      <h2 class="muted">
+        {settings().share_icon ? `${settings().share_icon} ` : ''}
+        {t('share.shared_by')}
+      </h2>
       <Show when={!data.error} fallback={<p class="error" role="alert">{t('share.unavailable')}: {String((data.error as Error)?.message ?? '')}</p>}>
         <Show when={data()} fallback={<p class="muted center">{t('loading')}</p>}>
           {(d) => (
             <Switch>
               <Match when={d().kind === 'code' && (d() as { wrong: boolean })}>
+                {(c) => <PasswordPrompt title={t('share.code_title')} hint={t('share.code_hint')} label={t('share.password')} name="code" wrong={c().wrong} onSubmit={submit(submitCode)} />}
+              </Match>
+              <Match when={d().kind === 'folder-password' && (d() as { wrong: boolean })}>
                 {(c) => (
-                  <form class="card narrow" onSubmit={submitCode}>
-                    <h2>{t('share.code_title')}</h2>
-                    <p class="muted">{t('share.code_hint')}</p>
-                    <input type="password" name="code" aria-label={t('share.password')} autofocus />
-                    <Show when={c().wrong}>
-                      <p class="error" role="alert">{t('password.wrong')}</p>
-                    </Show>
-                    <div class="actions">
-                      <button type="submit" class="primary">{t('password.submit')}</button>
-                    </div>
-                  </form>
+                  <PasswordPrompt name="folder_password" wrong={c().wrong} onSubmit={submit(submitFolderPassword)} testid="share-folder-password" />
                 )}
               </Match>
               <Match when={d().kind === 'file' && (d() as Extract<Loaded, { kind: 'file' }>)}>
                 {(f) => (
-                  <Show
-                    when={settings().share_preview === 'true'}
-                    fallback={
-                      <p>
-                        <Icon name={iconOf(f().obj)} /> {f().obj.name} ({formatSize(f().obj.size)}){' '}
-                        <a class="button primary" href={f().obj.raw_url} download={f().obj.name} data-testid="share-download">
-                          {t('download')}
-                        </a>
-                      </p>
-                    }
-                  >
-                    <Preview path={props.path} obj={f().obj} siblings={f().siblings ?? []} />
-                  </Show>
+                  <>
+                    <Show when={f().obj.header}>
+                      <Markdown source={f().obj.header} />
+                    </Show>
+                    <SharedFile path={props.path} obj={f().obj} siblings={f().siblings ?? []} />
+                    <Show when={f().obj.readme}>
+                      <Markdown source={f().obj.readme} class="readme" />
+                    </Show>
+                  </>
                 )}
               </Match>
               <Match when={d().kind === 'folder' && (d() as Extract<Loaded, { kind: 'folder' }>)}>
@@ -128,5 +136,34 @@ export default function ShareVisit(props: { path: string }) {
         </Show>
       </Show>
     </main>
+  );
+}
+
+/** A shared file: its download, or its preview where `share_preview` allows, starting as the settings say. */
+function SharedFile(props: { path: string; obj: GetResp; siblings: Obj[] }) {
+  const on = (key: string) => settings()[key] === 'true';
+  const [exts] = createResource(archiveExtensions);
+  const archive = () => isArchiveName(props.obj.name, exts() ?? []) && on('share_archive_preview');
+  const [chosen, setChosen] = createSignal<boolean | undefined>();
+  const previewing = () => on('share_preview') && (chosen() ?? (!on('share_preview_download_by_default') || (archive() && on('share_preview_archives_by_default'))));
+  return (
+    <Show
+      when={previewing()}
+      fallback={
+        <p>
+          <Icon name={iconOf(props.obj)} /> {props.obj.name} ({formatSize(props.obj.size)}){' '}
+          <a class="button primary" href={props.obj.raw_url} download={props.obj.name} data-testid="share-download">
+            {t('download')}
+          </a>{' '}
+          <Show when={on('share_preview')}>
+            <button onClick={() => setChosen(true)} data-testid="share-preview">
+              {t('share.preview')}
+            </button>
+          </Show>
+        </p>
+      }
+    >
+      <Preview path={props.path} obj={props.obj} siblings={props.siblings} />
+    </Show>
   );
 }
