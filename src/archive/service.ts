@@ -3,16 +3,17 @@ import { mkdir, readdir, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import type { User } from '../db/users.js';
-import type { Obj } from '../drivers/types.js';
-import { BadRequest, Missing } from '../errors.js';
-import type { Fs } from '../fs/fs.js';
+import type { IncomingMessage } from 'node:http';
+import type { ArchiveObj, Obj } from '../drivers/types.js';
+import { BadRequest, Missing, Upstream } from '../errors.js';
+import { type Fs, wrapNotFound } from '../fs/fs.js';
 import type { FsWriter } from '../fs/write.js';
 import type { LinkFetcher } from '../net/link-fetch.js';
 import type { Settings } from '../settings/service.js';
 import type { Task, TaskContext, TaskManager } from '../tasks/manager.js';
 import { type ArchiveEntry, BombGuard, buildTree, findNode, type Limits, type TreeNode } from './entries.js';
 import { formatOf } from './formats.js';
-import type { OpenedArchive } from './reader.js';
+import { type OpenedArchive, wrongPassword } from './reader.js';
 import { open7z } from './sevenzip.js';
 import { ByteSource } from './source.js';
 import { openStreamed } from './stream-formats.js';
@@ -50,6 +51,57 @@ interface UploadPayload {
 const CACHE_SIZE = 64;
 const CACHE_TTL_MS = 10 * 60_000;
 
+/** The most of a peer's JSON refusal of an entry link that is read. */
+const REFUSAL_MAX = 64 * 1024;
+
+/** A driver's archive call, its failures reported as every driver failure is. */
+async function onDriver<T>(run: () => Promise<T>): Promise<T> {
+  try {
+    return await run();
+  } catch (err) {
+    wrapNotFound('', err);
+  }
+}
+
+/** A name a storage reported inside an archive that can be one segment of an inner path. */
+const safeName = (o: ArchiveObj) => o.name !== '' && o.name !== '.' && o.name !== '..' && !o.name.includes('/') && !o.name.includes('\0');
+
+/** An inner entry the storage reported, as a node of the inner tree below `dir`. */
+function nodeOf(o: ArchiveObj, dir: string): TreeNode {
+  const p = dir === '/' ? `/${o.name}` : `${dir}/${o.name}`;
+  return { name: o.name, path: p, size: o.size, isDir: o.isDir, modified: o.modified, children: (o.children ?? []).filter(safeName).map((c) => nodeOf(c, p)) };
+}
+
+const countNodes = (n: TreeNode): number => n.children.reduce((k, c) => k + 1 + countNodes(c), 0);
+
+/**
+ * A peer of this API refuses an entry link with its JSON envelope (HTTP 200, no attachment):
+ * raised as the peer's error (202: wrong archive password), never streamed as the entry's bytes.
+ */
+async function refuseEnvelope(res: IncomingMessage): Promise<void> {
+  const status = res.statusCode ?? 0;
+  if (status < 200 || status >= 300) {
+    res.resume();
+    throw new Upstream(`reading the archive entry failed: HTTP ${status}`);
+  }
+  if (res.headers['content-disposition'] || !String(res.headers['content-type'] ?? '').startsWith('application/json')) return;
+  let text = '';
+  for await (const chunk of res) {
+    text += (chunk as Buffer).toString('utf8');
+    if (text.length > REFUSAL_MAX) break;
+  }
+  res.destroy();
+  let env: { code?: number; message?: string } = {};
+  try {
+    env = JSON.parse(text) as typeof env;
+  } catch {
+    // not an envelope: reported below
+  }
+  if (env.code === 202) throw wrongPassword();
+  if (typeof env.message === 'string' && /object not found/.test(env.message)) throw new Missing(env.message);
+  throw new Upstream(`the storage refused the archive entry: ${typeof env.message === 'string' ? env.message : 'an answer without the entry'}`);
+}
+
 const stem = (name: string) => name.replace(/(\.tar)?\.(zip|tar|gz|tgz|bz2|tbz2|xz|txz|zst|tzst|7z|rar)$/i, '') || name;
 const joinV = (dir: string, rel: string) => path.posix.join(dir, rel);
 
@@ -60,6 +112,11 @@ const joinV = (dir: string, rel: string) => path.posix.join(dir, rel);
  * limits, never outside it), then `decompress_upload` stores the staged tree into the target
  * folder through the writer. A crash leaves nothing half-written in the target: the staging
  * folder belongs to its task and is swept once no unfinished task owns it.
+ *
+ * Where the archive's storage reads archives on its side (a driver with archiveMeta/List/Link/
+ * Decompress that does not answer undefined: OpenList, OpenListShare forwarding to their peer),
+ * each operation is asked of the driver first, as OpenList's op/archive.go does; otherwise the
+ * archive is read here through the file's link (by byte ranges for zip).
  */
 export class Archives {
   private readonly cache = new Map<string, { at: number; meta: ArchiveMeta; key: string }>();
@@ -113,6 +170,7 @@ export class Archives {
   /** The archive's comment, encryption and inner tree (cached unless `refresh`). */
   async meta(virtualPath: string, opts: { password?: string; refresh?: boolean } = {}): Promise<ArchiveMeta> {
     const { obj } = await this.fs.get(virtualPath);
+    if (obj.isDir) throw new BadRequest('not an archive: it is a folder');
     const key = `${obj.size}:${obj.modified.getTime()}`;
     const hit = this.cache.get(virtualPath);
     if (!opts.refresh && hit && hit.key === key && Date.now() - hit.at < CACHE_TTL_MS) {
@@ -120,12 +178,27 @@ export class Archives {
       this.cache.set(virtualPath, hit);
       return hit.meta;
     }
-    const { archive } = await this.open(virtualPath, opts.password);
+    const meta = (await this.metaOnStorage(virtualPath, opts.password ?? '')) ?? (await this.readMeta(virtualPath, opts.password));
+    this.cache.set(virtualPath, { at: Date.now(), meta, key });
+    while (this.cache.size > CACHE_SIZE) this.cache.delete(this.cache.keys().next().value!);
+    return meta;
+  }
+
+  /** The meta the archive's storage reads on its side, or undefined when it does not. */
+  private async metaOnStorage(virtualPath: string, password: string): Promise<ArchiveMeta | undefined> {
+    const { driver, actualPath } = await this.fs.driverAt(virtualPath);
+    if (!driver.archiveMeta) return undefined;
+    const m = await onDriver(() => driver.archiveMeta!(actualPath, password));
+    if (!m) return undefined;
+    const tree: TreeNode = { name: '', path: '/', size: 0, isDir: true, modified: new Date(0), children: (m.tree ?? []).filter(safeName).map((o) => nodeOf(o, '/')) };
+    return { comment: m.comment, encrypted: m.encrypted, tree, entries: countNodes(tree) };
+  }
+
+  /** The meta read here, from the archive's bytes. */
+  private async readMeta(virtualPath: string, password?: string): Promise<ArchiveMeta> {
+    const { archive } = await this.open(virtualPath, password);
     try {
-      const meta: ArchiveMeta = { comment: archive.comment, encrypted: archive.encrypted, tree: buildTree(archive.entries), entries: archive.entries.length };
-      this.cache.set(virtualPath, { at: Date.now(), meta, key });
-      while (this.cache.size > CACHE_SIZE) this.cache.delete(this.cache.keys().next().value!);
-      return meta;
+      return { comment: archive.comment, encrypted: archive.encrypted, tree: buildTree(archive.entries), entries: archive.entries.length };
     } finally {
       await archive.close();
     }
@@ -133,14 +206,26 @@ export class Archives {
 
   /** The entries of one inner folder. */
   async list(virtualPath: string, inner: string, opts: { password?: string; refresh?: boolean } = {}): Promise<TreeNode[]> {
+    const listed = await this.listOnStorage(virtualPath, inner, opts.password ?? '');
+    if (listed) return listed;
     const node = findNode((await this.meta(virtualPath, opts)).tree, inner);
     if (!node) throw new Missing(`${inner} is not in the archive`);
     if (!node.isDir) throw new BadRequest(`${inner} is not a folder in the archive`);
     return node.children;
   }
 
+  /** One inner folder as the archive's storage lists it on its side, or undefined when it does not. */
+  private async listOnStorage(virtualPath: string, inner: string, password: string): Promise<TreeNode[] | undefined> {
+    const { driver, actualPath } = await this.fs.driverAt(virtualPath);
+    if (!driver.archiveList) return undefined;
+    const objs = await onDriver(() => driver.archiveList!(actualPath, inner, password));
+    return objs?.filter(safeName).map((o) => nodeOf(o, inner));
+  }
+
   /** One file entry's bytes (raw links /ad /ap /ae), bounded by the bomb limits. */
   async entry(virtualPath: string, inner: string, password: string, signal?: AbortSignal) {
+    const remote = await this.entryOnStorage(virtualPath, inner, password, signal);
+    if (remote) return remote;
     const { archive, obj } = await this.open(virtualPath, password);
     const entry = archive.entries.find((e) => e.path === inner && !e.isDir);
     if (!entry) {
@@ -162,10 +247,40 @@ export class Archives {
     return { stream: out, entry, archiveModified: obj.modified };
   }
 
-  /** Queues the extraction of `src` (all of it, or what is under `inner`) into `dstDir`. */
-  async decompress(src: string, dstDir: string, opts: { password: string; inner: string; putIntoNewDir: boolean; overwrite: boolean }, creator?: User): Promise<Task> {
+  /**
+   * One entry extracted by the archive's storage (its link, e.g. the peer's `/ae`), sized from its
+   * inner folder's listing there; undefined when the storage does not extract.
+   */
+  private async entryOnStorage(virtualPath: string, inner: string, password: string, signal?: AbortSignal) {
+    const { driver, actualPath } = await this.fs.driverAt(virtualPath);
+    if (!driver.archiveLink || !driver.archiveList) return undefined;
+    const siblings = await onDriver(() => driver.archiveList!(actualPath, path.posix.dirname(inner), password));
+    if (!siblings) return undefined;
+    const found = siblings.find((o) => o.name === path.posix.basename(inner) && !o.isDir);
+    if (!found) throw new Missing(`${inner} is not a file in the archive`);
+    const link = await onDriver(() => driver.archiveLink!(actualPath, inner, password));
+    if (!link) return undefined;
+    const { obj } = await this.fs.get(virtualPath);
+    const guard = new BombGuard(this.limits(), obj.size);
+    guard.checkDeclared(found.size);
+    const res = await this.links.open(link, { signal });
+    await refuseEnvelope(res);
+    const out = res.pipe(guard.meter());
+    res.on('error', (err) => out.destroy(err));
+    out.on('close', () => res.destroy());
+    const entry: ArchiveEntry = { path: inner, size: found.size, isDir: false, modified: found.modified, encrypted: false };
+    return { stream: out, entry, archiveModified: obj.modified };
+  }
+
+  /**
+   * Extracts `src` (all of it, or what is under `inner`) into `dstDir`: by the storage itself when
+   * both are on one storage that extracts on its side (no task here: undefined), else as tasks.
+   */
+  async decompress(src: string, dstDir: string, opts: { password: string; inner: string; putIntoNewDir: boolean; overwrite: boolean }, creator?: User): Promise<Task | undefined> {
     const { obj } = await this.fs.get(src);
-    if (obj.isDir || !formatOf(obj.name)) throw new BadRequest(`not a supported archive: ${obj.name}`);
+    if (obj.isDir) throw new BadRequest(`not a supported archive: ${obj.name}`);
+    if (await this.decompressOnStorage(src, dstDir, opts)) return undefined;
+    if (!formatOf(obj.name)) throw new BadRequest(`not a supported archive: ${obj.name}`);
     const target = opts.putIntoNewDir ? joinV(dstDir, stem(obj.name)) : dstDir;
     await mkdir(this.stagingDir, { recursive: true });
     const temp = path.join(this.stagingDir, `${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 10)}`);
@@ -178,6 +293,17 @@ export class Archives {
       payload,
       run: (ctx) => this.expand(payload, ctx),
     });
+  }
+
+  /** Asks the storage to extract on its side when source and target share it; true when it did. */
+  private async decompressOnStorage(src: string, dstDir: string, opts: { password: string; inner: string; putIntoNewDir: boolean; overwrite: boolean }): Promise<boolean> {
+    const from = await this.fs.driverAt(src);
+    if (!from.driver.archiveDecompress) return false;
+    const to = this.fs.resolveStorage(dstDir);
+    if (to.storage.row.id !== from.storage.row.id) return false;
+    const done = await onDriver(() => from.driver.archiveDecompress!(from.actualPath, to.actualPath, opts));
+    if (done) this.fs.invalidate(dstDir, true);
+    return done;
   }
 
   /** `decompress`: expands into the staging folder (started afresh on each attempt), then queues the upload. */

@@ -121,6 +121,42 @@ export interface Driver {
   put?(dstDir: string, file: UploadStream): Promise<void>;
   /** Sets the modification time of a file or folder (SFTP setstat, rclone's modtime). */
   setModified?(path: string, modified: Date): Promise<void>;
+
+  // Archives read where the storage is (OpenList's ArchiveReader and ArchiveDecompress: a peer
+  // server that browses and extracts its own archives). Each answers undefined (false for
+  // archiveDecompress) when the driver does not do it for this storage: the server then reads the
+  // archive itself through link(), by byte ranges (src/archive/service.ts decides).
+  /** The archive's comment, encryption and inner tree; a wrong archive password throws the 202 error. */
+  archiveMeta?(path: string, archivePassword: string): Promise<DriverArchiveMeta | undefined>;
+  /** The entries of one inner folder (`inner`: `/` or `/a/b`). */
+  archiveList?(path: string, inner: string, archivePassword: string): Promise<ArchiveObj[] | undefined>;
+  /** Where to read one inner file's bytes (the peer extracts it). */
+  archiveLink?(path: string, inner: string, archivePassword: string): Promise<Link | undefined>;
+  /** Extracts the archive into `dstDir` of the same storage on the storage's side; true when done so. */
+  archiveDecompress?(src: string, dstDir: string, args: ArchiveDecompressArgs): Promise<boolean>;
+}
+
+/** An inner entry of an archive read on the storage's side; folders may carry their children. */
+export interface ArchiveObj {
+  name: string;
+  size: number;
+  isDir: boolean;
+  modified: Date;
+  children?: ArchiveObj[] | null;
+}
+
+export interface DriverArchiveMeta {
+  comment: string;
+  encrypted: boolean;
+  /** The whole inner tree, or null when the storage lists inner folders one by one only. */
+  tree: ArchiveObj[] | null;
+}
+
+export interface ArchiveDecompressArgs {
+  password: string;
+  inner: string;
+  putIntoNewDir: boolean;
+  overwrite: boolean;
 }
 
 /** A file to store: a stream of known (or unknown, -1) size. */

@@ -1,5 +1,5 @@
 import path from 'node:path';
-import type { Link, LinkArgs, Obj } from '../drivers/types.js';
+import type { Driver, Link, LinkArgs, Obj } from '../drivers/types.js';
 import { ObjectNotFound } from '../drivers/types.js';
 import { AppError, Missing, ServerError, Unavailable, Unsupported, Upstream } from '../errors.js';
 import { naturalCompare } from '../util/natural-compare.js';
@@ -34,7 +34,8 @@ export function sortObjs(objs: Obj[], orderBy: string, direction: string, extrac
  * Crypt) recognise its kind to report the object as missing in turn. */
 export const MissingObject = Missing;
 
-function wrapNotFound(prefix: string, err: unknown): never {
+/** A driver's failure as this server reports it: a missing object typed, typed errors kept, the rest as the peer's text. */
+export function wrapNotFound(prefix: string, err: unknown): never {
   if (err instanceof ObjectNotFound) throw new MissingObject(`${prefix}${err.message}`);
   if (err instanceof AppError) throw err;
   throw new Upstream(`${prefix}${(err as Error).message}`);
@@ -65,6 +66,16 @@ export class Fs {
     if (r) return r;
     if (virtualPath === '/') throw new MissingObject('failed get storage: storage not found; please add a storage first');
     throw new MissingObject(`failed get storage: storage not found; rawPath: ${virtualPath}`);
+  }
+
+  /**
+   * The working driver and its path behind a virtual path, for capabilities this layer does not
+   * wrap itself (archives read on the storage's side, src/archive/service.ts).
+   */
+  async driverAt(virtualPath: string): Promise<{ driver: Driver; actualPath: string; storage: Mounted }> {
+    await this.storages.ready();
+    const { storage, actualPath } = this.resolveStorage(virtualPath);
+    return { driver: this.working(storage), actualPath, storage };
   }
 
   /** A folder's entries from its storage (cached per storage settings), sorted, then virtual mounts merged in. */

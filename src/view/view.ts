@@ -314,7 +314,11 @@ export class View {
     if (!this.rules.canWrite(dstDir)) throw new Forbidden(MSG_DENIED);
     this.requireChange(0, dstDir);
     const tasks: Task[] = [];
-    for (const n of names) tasks.push(await this.core.archives.decompress(join(srcDir, n), dstDir, opts, this.user));
+    for (const n of names) {
+      // A storage that extracts on its side (an OpenList peer) leaves no task here.
+      const task = await this.core.archives.decompress(join(srcDir, n), dstDir, opts, this.user);
+      if (task) tasks.push(task);
+    }
     return tasks;
   }
 

@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { sevenZip } from '../../src/archive/formats.js';
@@ -69,4 +69,17 @@ with tarfile.open('slip.tar', 'w') as t:
   run('python3', ['-c', "open('中文.txt'.encode('gbk'), 'wb').write(b'gbk name')"], gbkDir);
   execFileSync('zip', ['-q', path.join(out, 'gbk.zip'), '-r', '.'], { cwd: gbkDir, env: { ...process.env, LC_ALL: 'C' }, stdio: 'ignore' });
   return out;
+}
+
+/** A zip of `files` (inner paths → bytes) made by Info-ZIP, ZipCrypto-encrypted with `password`. */
+export function makeZip(files: Record<string, Buffer>, password?: string): Buffer {
+  const work = mkdtempSync(path.join(os.tmpdir(), 'atrium-zip-'));
+  for (const [rel, body] of Object.entries(files)) {
+    mkdirSync(path.dirname(path.join(work, 'src', rel)), { recursive: true });
+    writeFileSync(path.join(work, 'src', rel), body);
+  }
+  run('zip', ['-q', '-r', ...(password ? ['-P', password] : []), path.join(work, 'out.zip'), ...Object.keys(files)], path.join(work, 'src'));
+  const zip = readFileSync(path.join(work, 'out.zip'));
+  rmSync(work, { recursive: true, force: true });
+  return zip;
 }

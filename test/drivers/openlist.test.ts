@@ -1,14 +1,17 @@
-import { rmSync } from 'node:fs';
+import { mkdirSync, rmSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { randomBytes } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { makeZip } from '../archive/fixtures.js';
 import { BACKENDS } from '../helpers/backends.js';
 import { startServer, type TestServer } from '../helpers/server.js';
 import { atriumPeerTarget, startAtriumPeer } from './atrium-peer.js';
 import { driverConformance } from './conformance.js';
 import { download, mount, names } from './mount.js';
-import { writeTree } from './peer-files.js';
+import { readHostFile, writeTree } from './peer-files.js';
+import { waitFor } from '../helpers/wait.js';
 
 driverConformance('OpenList against a second Atrium process', () => atriumPeerTarget('OpenList'));
 
@@ -20,17 +23,26 @@ describe('OpenList driver', () => {
   let relayBase: string;
   /** Headers of the /api/fs/get calls that went through the relay to the peer. */
   const seen: http.IncomingHttpHeaders[] = [];
+  /** Every request (method and URL) that went through the relay. */
+  const routes: string[] = [];
+
+  const parts: Record<string, Buffer> = {};
+  for (let i = 0; i < 40; i++) parts[`part/f${String(i).padStart(2, '0')}.bin`] = randomBytes(100 * 1024);
+  const zip = makeZip(parts);
+  const locked = makeZip({ 'inner/secret.txt': Buffer.from('locked words\n') }, 'zip-pass');
 
   beforeAll(async () => {
     peer = await startAtriumPeer();
-    writeTree(path.join(peer.files, 'pub'), { '/a.txt': 'alpha' });
+    writeTree(path.join(peer.files, 'pub'), { '/a.txt': 'alpha', '/arch.zip': zip, '/locked.zip': locked });
     // A loopback relay in front of the peer that notes what the driver sends with link requests.
     relay = http.createServer(async (req, res) => {
       const chunks: Buffer[] = [];
       for await (const c of req) chunks.push(c as Buffer);
       if (req.url === '/api/fs/get') seen.push(req.headers);
+      routes.push(`${req.method} ${req.url}`);
       const headers: Record<string, string> = {};
-      for (const k of ['authorization', 'content-type']) if (req.headers[k]) headers[k] = String(req.headers[k]);
+      // The driver's own headers (uploads carry theirs), not the connection's.
+      for (const [k, v] of Object.entries(req.headers)) if (!['host', 'connection', 'content-length', 'transfer-encoding'].includes(k) && v !== undefined) headers[k] = String(v);
       const r = await fetch(`${peer.process.base}${req.url}`, { method: req.method, headers, body: chunks.length ? Buffer.concat(chunks) : undefined });
       res.writeHead(r.status, { 'content-type': r.headers.get('content-type') ?? 'application/json' });
       res.end(Buffer.from(await r.arrayBuffer()));
@@ -52,7 +64,7 @@ describe('OpenList driver', () => {
 
   it('passes the client\'s address and user agent to the peer when asking for a link', async () => {
     await mount(s, admin, '/ol', 'OpenList', { url: relayBase, token: peer.token, root_folder_path: '/pub' });
-    expect(await names(s, admin, '/ol')).toEqual(['a.txt']);
+    expect(await names(s, admin, '/ol')).toEqual(['a.txt', 'arch.zip', 'locked.zip']);
     seen.length = 0;
     const d = await rawWith('/ol/a.txt', { 'user-agent': 'Kodi/21.0' });
     expect(d.statusCode).toBe(302);
@@ -82,5 +94,95 @@ describe('OpenList driver', () => {
       expect(info.data.additional.find((i: { name: string }) => i.name === n)).toMatchObject({ type: 'bool', default: 'true' });
     }
     expect(info.data.config).toMatchObject({ name: 'OpenList', local_sort: true, default_root: '/' });
+  });
+
+  describe('archives on the peer', () => {
+    const api = (url: string, body: unknown) => s.api('POST', url, { token: admin, body });
+    const entry = (p: string, inner: string, pass = '') =>
+      s.inject({ method: 'GET', url: `/ae${p}?inner=${encodeURIComponent(inner)}&pass=${encodeURIComponent(pass)}&sign=${encodeURIComponent(s.core.signer.sign(p))}` });
+    /** The tree the peer itself answers for an archive. */
+    const peerMeta = async (p: string) => (await fetch(`${peer.process.base}/api/fs/archive/meta`, { method: 'POST', headers: { authorization: peer.token, 'content-type': 'application/json' }, body: JSON.stringify({ path: p }) }).then((r) => r.json())) as { data: { content: unknown } };
+
+    it('forwards meta, listings and entries to the peer: the archive is never downloaded here', async () => {
+      await mount(s, admin, '/olz', 'OpenList', { url: relayBase, token: peer.token, root_folder_path: '/pub' });
+      const open = vi.spyOn(s.core.archives, 'open');
+      routes.length = 0;
+      try {
+        const m = await api('/api/fs/archive/meta', { path: '/olz/arch.zip', refresh: true });
+        expect(m.code, m.message).toBe(200);
+        expect(m.data.content).toEqual((await peerMeta('/pub/arch.zip')).data.content);
+        expect(m.data.raw_url).toMatch(/\/ae\/olz\/arch\.zip$/);
+        const l = await api('/api/fs/archive/list', { path: '/olz/arch.zip', inner_path: '/part', page: 2, per_page: 10 });
+        expect(l.code, l.message).toBe(200);
+        expect(l.data.total).toBe(40);
+        expect(l.data.content.map((n: { name: string }) => n.name)).toEqual(Array.from({ length: 10 }, (_, i) => `f${10 + i}.bin`));
+        const res = await entry('/olz/arch.zip', '/part/f17.bin');
+        expect(res.statusCode).toBe(200);
+        expect(res.headers['content-length']).toBe(String(100 * 1024));
+        expect(res.rawPayload.equals(parts['part/f17.bin']!)).toBe(true);
+        const missing = await entry('/olz/arch.zip', '/part/nope.bin');
+        expect(missing.json()).toMatchObject({ code: 500, message: '/part/nope.bin is not a file in the archive' });
+        expect(open).not.toHaveBeenCalled();
+      } finally {
+        open.mockRestore();
+      }
+      expect(routes).toContain('POST /api/fs/archive/meta');
+      expect(routes).toContain('POST /api/fs/archive/list');
+      // Nothing asked the peer for the archive's own bytes.
+      expect(routes.filter((r) => /^GET \/(d|p)\//.test(r))).toEqual([]);
+    });
+
+    it('the peer checks archive passwords: a wrong one answers 202, the right one reads', async () => {
+      const m = await api('/api/fs/archive/meta', { path: '/olz/locked.zip', refresh: true });
+      expect(m.code, m.message).toBe(200);
+      expect(m.data.encrypted).toBe(true);
+      expect((await entry('/olz/locked.zip', '/inner/secret.txt', 'wrong')).json()).toMatchObject({ code: 202, message: 'wrong archive password' });
+      expect((await entry('/olz/locked.zip', '/inner/secret.txt')).json()).toMatchObject({ code: 202 });
+      const good = await entry('/olz/locked.zip', '/inner/secret.txt', 'zip-pass');
+      expect(good.statusCode).toBe(200);
+      expect(good.body).toBe('locked words\n');
+    });
+
+    it('extracts on the peer when source and target are on the mount: no task here, the files appear there', async () => {
+      const r = await api('/api/fs/archive/decompress', { src_dir: '/olz', name: ['arch.zip'], dst_dir: '/olz/out', inner_path: '/part', overwrite: true });
+      expect(r.code, r.message).toBe(200);
+      expect(r.data.task).toEqual([]);
+      const onPeer = await waitFor(() => readHostFile(path.join(peer.files, 'pub'), 'out/part/f05.bin'), 20_000);
+      expect(onPeer.equals(parts['part/f05.bin']!)).toBe(true);
+      await waitFor(async () => (await names(s, admin, '/olz/out/part')).length === 40, 20_000);
+      for (const [rel, body] of Object.entries(parts)) expect(readHostFile(path.join(peer.files, 'pub'), `out/${rel}`)?.equals(body), rel).toBe(true);
+    });
+
+    it('extracts here as tasks when the target is another storage', async () => {
+      const local = path.join(peer.data, 'local-target');
+      mkdirSync(local);
+      await mount(s, admin, '/loc', 'Local', { root_folder_path: local });
+      const r = await api('/api/fs/archive/decompress', { src_dir: '/olz', name: ['arch.zip'], dst_dir: '/loc', inner_path: '/part/f21.bin' });
+      expect(r.code, r.message).toBe(200);
+      expect(r.data.task).toHaveLength(1);
+      const got = await waitFor(() => readHostFile(local, 'f21.bin'), 20_000);
+      expect(got.equals(parts['part/f21.bin']!)).toBe(true);
+    });
+
+    it('with forward_archive_requests off, this server reads the archive through the file\'s link', async () => {
+      await mount(s, admin, '/oll', 'OpenList', { url: relayBase, token: peer.token, root_folder_path: '/pub', forward_archive_requests: false });
+      const open = vi.spyOn(s.core.archives, 'open');
+      routes.length = 0;
+      try {
+        const m = await api('/api/fs/archive/meta', { path: '/oll/arch.zip', refresh: true });
+        expect(m.code, m.message).toBe(200);
+        expect(m.data.content).toEqual((await peerMeta('/pub/arch.zip')).data.content);
+        expect(open).toHaveBeenCalled();
+        const res = await entry('/oll/arch.zip', '/part/f03.bin');
+        expect(res.rawPayload.equals(parts['part/f03.bin']!)).toBe(true);
+      } finally {
+        open.mockRestore();
+      }
+      expect(routes.filter((r) => r.includes('/api/fs/archive/'))).toEqual([]);
+      const r = await api('/api/fs/archive/decompress', { src_dir: '/oll', name: ['arch.zip'], dst_dir: '/oll/out2', inner_path: '/part/f09.bin' });
+      expect(r.data.task).toHaveLength(1);
+      const got = await waitFor(() => readHostFile(path.join(peer.files, 'pub'), 'out2/f09.bin'), 20_000);
+      expect(got.equals(parts['part/f09.bin']!)).toBe(true);
+    });
   });
 });

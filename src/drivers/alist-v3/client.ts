@@ -1,6 +1,9 @@
 import http from 'node:http';
 import https from 'node:https';
+import path from 'node:path';
 import type { Readable } from 'node:stream';
+import { cleanPath } from '../../util/paths.js';
+import { ObjectNotFound } from '../types.js';
 
 /** The `{code, message, data}` envelope of every /api answer. */
 export interface Envelope<T = unknown> {
@@ -21,6 +24,28 @@ export class PeerError extends Error {
 }
 
 const TIMEOUT_MS = 60_000;
+
+/** Mounting waits at most this long for the peer: a storage that cannot reach it fails its mount. */
+export const INIT_TIMEOUT_MS = 5_000;
+
+/** A storage path as the peer's path below `root`; `.` and `..` segments name nothing (root confinement). */
+export function peerPath(root: string, p: string): string {
+  if (p.split('/').some((s) => s === '..' || s === '.')) throw new ObjectNotFound();
+  return cleanPath(path.posix.join(root, p));
+}
+
+/** The peer's address from the `url` option, without a trailing slash; only http(s) URLs. */
+export function peerBase(raw: unknown): string {
+  const base = String(raw ?? '').trim().replace(/\/+$/, '');
+  let url: URL;
+  try {
+    url = new URL(base);
+  } catch {
+    throw new Error(`url ${base} is not a valid URL`);
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new Error('url must start with http:// or https://');
+  return base;
+}
 
 /** A JSON call of a server of this API; network failures name the peer, never a stack. */
 export async function callJson<T>(base: string, method: 'GET' | 'POST', route: string, token: string, body?: unknown, timeoutMs = TIMEOUT_MS, extraHeaders: Record<string, string> = {}): Promise<Envelope<T>> {

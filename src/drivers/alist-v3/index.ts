@@ -3,6 +3,7 @@ import { createReadStream } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import path from 'node:path';
 import { pipeline, type Readable } from 'node:stream';
+import { wrongPassword } from '../../archive/reader.js';
 import { cleanPath } from '../../util/paths.js';
 import {
   type Driver,
@@ -19,10 +20,7 @@ import {
   type UploadStream,
 } from '../types.js';
 import { CheckedStream, writeUploadTo } from '../write-file.js';
-import { callJson, type Envelope, PeerError, putStream } from './client.js';
-
-/** Mounting waits at most this long for the peer: storages mount one after another at start. */
-const INIT_TIMEOUT_MS = 5_000;
+import { callJson, type Envelope, INIT_TIMEOUT_MS, PeerError, peerBase, peerPath, putStream } from './client.js';
 
 export const ADDITIONAL: FormItem[] = [
   item('root_folder_path', 'string', { default: '/', required: true }),
@@ -34,7 +32,7 @@ export const ADDITIONAL: FormItem[] = [
 ];
 
 /** An entry of the peer's /api/fs/list or /api/fs/get. */
-interface PeerObj {
+export interface PeerObj {
   name: string;
   size: number;
   is_dir: boolean;
@@ -45,7 +43,7 @@ interface PeerObj {
   raw_url?: string;
 }
 
-function toObj(o: PeerObj): Obj {
+export function toObj(o: PeerObj): Obj {
   const modified = new Date(o.modified);
   const created = o.created ? new Date(o.created) : undefined;
   const obj: Obj = { name: o.name, size: o.size, isDir: o.is_dir, modified: Number.isNaN(modified.getTime()) ? new Date(0) : modified };
@@ -55,9 +53,13 @@ function toObj(o: PeerObj): Obj {
   return obj;
 }
 
-/** The peer's refusal as this server reports it: missing objects typed, the rest with its text. */
-function peerFailure(e: Envelope): Error {
+/**
+ * The peer's refusal as this server reports it: missing objects typed, a wrong archive password
+ * (code 202) as this server's own, the rest with its text.
+ */
+export function peerFailure(e: Envelope): Error {
   if (/object not found|storage not found/.test(e.message)) return new ObjectNotFound();
+  if (e.code === 202) return wrongPassword();
   return new PeerError(e.code, e.message);
 }
 
@@ -66,7 +68,7 @@ function peerFailure(e: Envelope): Error {
  * is a call of its HTTP API, downloads are redirected to (or proxied from) its raw URLs.
  */
 export class AlistV3Driver implements Driver {
-  private readonly base: string;
+  protected readonly base: string;
   private readonly root: string;
 
   constructor(
@@ -82,13 +84,7 @@ export class AlistV3Driver implements Driver {
   }
 
   async init(): Promise<void> {
-    let url: URL;
-    try {
-      url = new URL(this.base);
-    } catch {
-      throw new Error(`url ${this.base} is not a valid URL`);
-    }
-    if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new Error('url must start with http:// or https://');
+    peerBase(this.base);
     if (this.opts.username && !this.token) await this.login();
     const me = await callJson<{ username: string; role: number }>(this.base, 'GET', '/api/me', this.token, undefined, INIT_TIMEOUT_MS);
     if (me.code === 401 && this.opts.username) {
@@ -113,7 +109,7 @@ export class AlistV3Driver implements Driver {
   }
 
   /** One API call; an expired or revoked token is renewed once by logging in again. */
-  private async call<T>(route: string, body: unknown, headers: Record<string, string> = {}): Promise<T> {
+  protected async call<T>(route: string, body: unknown, headers: Record<string, string> = {}): Promise<T> {
     let r = await callJson<T>(this.base, 'POST', route, this.token, body, undefined, headers);
     if (r.code === 401 && this.opts.username) {
       await this.login();
@@ -123,12 +119,11 @@ export class AlistV3Driver implements Driver {
     return r.data;
   }
 
-  private remote(p: string): string {
-    if (p.split('/').some((s) => s === '..' || s === '.')) throw new ObjectNotFound();
-    return cleanPath(path.posix.join(this.root, p));
+  protected remote(p: string): string {
+    return peerPath(this.root, p);
   }
 
-  private get metaPassword(): string {
+  protected get metaPassword(): string {
     return String(this.opts.meta_password ?? '');
   }
 
