@@ -4,6 +4,7 @@ import { chunkDriver } from './chunk/index.js';
 import { ftpDriver } from './ftp/index.js';
 import { localDriver } from './local/index.js';
 import { openListDriver } from './openlist/index.js';
+import { openListShareDriver } from './openlist-share/index.js';
 import { aliasDriver } from './alias/index.js';
 import { cryptDriver } from './crypt/index.js';
 import { alistV3Driver } from './alist-v3/index.js';
@@ -40,6 +41,7 @@ registerDriver(chunkDriver);
 registerDriver(autoindexDriver);
 registerDriver(azureBlobDriver);
 registerDriver(openListDriver);
+registerDriver(openListShareDriver);
 registerDriver(smbDriver);
 
 export function driverFactory(name: string): DriverFactory | undefined {

@@ -1,0 +1,135 @@
+import path from 'node:path';
+import { encodePath } from '../../server/urls.js';
+import { cleanPath } from '../../util/paths.js';
+import { PeerArchives } from '../alist-v3/archive.js';
+import { callJson, INIT_TIMEOUT_MS, peerBase, peerPath } from '../alist-v3/client.js';
+import { type PeerObj, peerFailure, toObj } from '../alist-v3/index.js';
+import {
+  type ArchiveObj,
+  type Driver,
+  type DriverArchiveMeta,
+  type DriverFactory,
+  driverConfig,
+  type FormItem,
+  item,
+  type Link,
+  type Obj,
+  readAddition,
+} from '../types.js';
+
+// OpenList's items, in its order (drivers/openlist_share/meta.go): the root inside the share, the
+// server's address, the share id and its code, and whether archives are read by the server.
+const ADDITIONAL: FormItem[] = [
+  item('root_folder_path', 'string', { default: '/', required: true }),
+  item('url', 'string', { required: true }),
+  item('sid', 'string', { required: true }),
+  item('pwd', 'string'),
+  item('forward_archive_requests', 'bool', { default: 'true' }),
+];
+
+/** A share id is one path segment of `/@s/<sid>` and `/sd/<sid>`. */
+const SID = /^[^/\\\s?#]{1,128}$/;
+
+/**
+ * OpenList's "OpenListShare" driver: somebody's share link on a server of this API (OpenList v4 or
+ * Atrium) mounted read-only, as a visitor: no account, the share code as the password of every
+ * call. Listings and entries are `/api/fs/list|get` of `/@s/<sid>/<path>`, files are read from
+ * `/sd/<sid>/<path>?pwd=<code>`. Archives are browsed by the server when it allows it for shares
+ * (its public setting `share_archive_preview`) and `forward_archive_requests` is on; otherwise this
+ * server reads them through the `/sd` link. The share is checked when mounting, so a wrong code
+ * or an expired, disabled or deleted share shows as the storage's status.
+ */
+export class OpenListShareDriver implements Driver {
+  private readonly base: string;
+  private readonly root: string;
+  private readonly sid: string;
+  private serverArchivePreview = false;
+  private readonly archives: PeerArchives;
+
+  constructor(private readonly opts: Record<string, unknown>) {
+    this.base = String(opts.url).trim().replace(/\/+$/, '');
+    this.root = cleanPath(String(opts.root_folder_path));
+    this.sid = String(opts.sid).trim();
+    this.archives = new PeerArchives(<T>(route: string, body: unknown) => this.call<T>(route, body), this.base);
+  }
+
+  private get pwd(): string {
+    return String(this.opts.pwd ?? '');
+  }
+
+  async init(): Promise<void> {
+    peerBase(this.base);
+    if (!SID.test(this.sid)) throw new Error('sid must be a share id (the part after /@s/ of the link)');
+    const settings = await callJson<Record<string, unknown>>(this.base, 'GET', '/api/public/settings', '', undefined, INIT_TIMEOUT_MS);
+    if (settings.code !== 200) throw new Error(`${this.base} answered its settings with: ${settings.message}`);
+    this.serverArchivePreview = String(settings.data?.share_archive_preview) === 'true';
+    const root = await callJson<PeerObj>(this.base, 'POST', '/api/fs/get', '', { path: this.sharePath('/'), password: this.pwd }, INIT_TIMEOUT_MS);
+    if (root.code !== 200) throw new Error(`share ${this.sid}: ${root.message}`);
+  }
+
+  async drop(): Promise<void> {}
+
+  addition(): Record<string, unknown> {
+    return this.opts;
+  }
+
+  private async call<T>(route: string, body: unknown): Promise<T> {
+    const r = await callJson<T>(this.base, 'POST', route, '', body);
+    if (r.code !== 200) throw peerFailure(r);
+    return r.data;
+  }
+
+  /** The path inside the share (below the root option) of a storage path. */
+  private inShare(p: string): string {
+    return peerPath(this.root, p);
+  }
+
+  /** The path the server's `/api/fs/*` browse the share by. */
+  private sharePath(p: string): string {
+    const inner = this.inShare(p);
+    return `/@s/${this.sid}${inner === '/' ? '' : inner}`;
+  }
+
+  async list(p: string): Promise<Obj[]> {
+    const data = await this.call<{ content: PeerObj[] | null }>('/api/fs/list', { path: this.sharePath(p), password: this.pwd, page: 1, per_page: 0, refresh: false });
+    return (data.content ?? []).map(toObj);
+  }
+
+  async get(p: string): Promise<Obj> {
+    const data = await this.call<PeerObj>('/api/fs/get', { path: this.sharePath(p), password: this.pwd });
+    return { ...toObj(data), name: p === '/' ? '' : path.posix.basename(p) };
+  }
+
+  /** The share's download route; the server checks the share and the code on every request. */
+  async link(p: string): Promise<Link> {
+    const inner = this.inShare(p);
+    const query = this.pwd === '' ? '' : `?pwd=${encodeURIComponent(this.pwd)}`;
+    return { url: `${this.base}/sd/${encodeURIComponent(this.sid)}${inner === '/' ? '' : encodePath(inner)}${query}` };
+  }
+
+  private get forward(): boolean {
+    return this.serverArchivePreview && this.opts.forward_archive_requests === true;
+  }
+
+  async archiveMeta(p: string, archivePass: string): Promise<DriverArchiveMeta | undefined> {
+    return this.forward ? this.archives.meta(this.sharePath(p), this.pwd, archivePass) : undefined;
+  }
+
+  async archiveList(p: string, inner: string, archivePass: string): Promise<ArchiveObj[] | undefined> {
+    return this.forward ? this.archives.list(this.sharePath(p), this.pwd, inner, archivePass) : undefined;
+  }
+
+  /** The share's archive-entry route, `/sad/<sid>/<path>?pwd=&inner=&pass=` (OpenList's). */
+  async archiveLink(p: string, inner: string, archivePass: string): Promise<Link | undefined> {
+    if (!this.forward) return undefined;
+    const file = this.inShare(p);
+    const query = `pwd=${encodeURIComponent(this.pwd)}&inner=${encodePath(inner)}&pass=${encodeURIComponent(archivePass)}`;
+    return { url: `${this.base}/sad/${encodeURIComponent(this.sid)}${file === '/' ? '' : encodePath(file)}?${query}` };
+  }
+}
+
+export const openListShareDriver: DriverFactory = {
+  config: driverConfig({ name: 'OpenListShare', localSort: true, noUpload: true, defaultRoot: '/' }),
+  additional: ADDITIONAL,
+  create: (addition) => new OpenListShareDriver(readAddition(ADDITIONAL, addition)),
+};
