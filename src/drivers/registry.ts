@@ -44,8 +44,11 @@ registerDriver(openListDriver);
 registerDriver(openListShareDriver);
 registerDriver(smbDriver);
 
+/** Names OpenList gave drivers before (its first AutoIndex was `Autoindex`): storages saved under them still mount. */
+const FORMER_NAMES: Record<string, string> = { Autoindex: 'AutoIndex' };
+
 export function driverFactory(name: string): DriverFactory | undefined {
-  return DRIVERS.get(name);
+  return DRIVERS.get(name) ?? DRIVERS.get(FORMER_NAMES[name] ?? '');
 }
 
 export function driverNames(): string[] {

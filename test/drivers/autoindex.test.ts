@@ -21,7 +21,7 @@ const NGINX_HTML = {
   modified_time_format: '02-Jan-2006 15:04',
 };
 
-const NO_NGINX = missingPrograms('Autoindex driver against nginx', 'nginx');
+const NO_NGINX = missingPrograms('AutoIndex driver against nginx', 'nginx');
 
 /** nginx serving `root/` (the storage root) and a marker file beside it, FIXTURE seeded. */
 async function nginxTarget(location: 'html' | 'json', addition: Record<string, unknown>) {
@@ -30,7 +30,7 @@ async function nginxTarget(location: 'html' | 'json', addition: Record<string, u
   writeTree(peer.files, { 'outside-marker.txt': 'outside', 'root/': '' });
   writeTree(root, FIXTURE);
   return {
-    storage: { driver: 'Autoindex', addition: { url: `${peer.base}/${location}/root`, ...addition } },
+    storage: { driver: 'AutoIndex', addition: { url: `${peer.base}/${location}/root`, ...addition } },
     caps: { write: false },
     seed: async (tree: Record<string, string | Buffer>) => writeTree(root, tree),
     outsideMarker: 'outside-marker.txt',
@@ -38,8 +38,8 @@ async function nginxTarget(location: 'html' | 'json', addition: Record<string, u
   };
 }
 
-driverConformance('Autoindex against nginx (HTML index, XPaths)', () => nginxTarget('html', NGINX_HTML), NO_NGINX);
-driverConformance('Autoindex against nginx (autoindex_format json)', () => nginxTarget('json', {}), NO_NGINX);
+driverConformance('AutoIndex against nginx (HTML index, XPaths)', () => nginxTarget('html', NGINX_HTML), NO_NGINX);
+driverConformance('AutoIndex against nginx (autoindex_format json)', () => nginxTarget('json', {}), NO_NGINX);
 
 describe('index page parsing', () => {
   it('reads Go time layouts', () => {
@@ -76,7 +76,7 @@ describe('index page parsing', () => {
   });
 });
 
-describe.skipIf(NO_NGINX !== undefined)('Autoindex driver', () => {
+describe.skipIf(NO_NGINX !== undefined)('AutoIndex driver', () => {
   let s: TestServer;
   let admin: string;
   let peer: NginxPeer;
@@ -92,9 +92,9 @@ describe.skipIf(NO_NGINX !== undefined)('Autoindex driver', () => {
     utimesSync(path.join(peer.files, 'movies ü', 'big #1.bin'), when, when);
     s = await startServer(BACKENDS[0]!);
     admin = await s.login();
-    await mount(s, admin, '/html', 'Autoindex', { url: `${peer.base}/html/`, ...NGINX_HTML });
-    await mount(s, admin, '/approx', 'Autoindex', { url: `${peer.base}/approx`, ...NGINX_HTML });
-    await mount(s, admin, '/json', 'Autoindex', { url: `${peer.base}/json` });
+    await mount(s, admin, '/html', 'AutoIndex', { url: `${peer.base}/html/`, ...NGINX_HTML });
+    await mount(s, admin, '/approx', 'AutoIndex', { url: `${peer.base}/approx`, ...NGINX_HTML });
+    await mount(s, admin, '/json', 'AutoIndex', { url: `${peer.base}/json` });
   });
   afterAll(async () => {
     await s?.destroy();
@@ -125,9 +125,9 @@ describe.skipIf(NO_NGINX !== undefined)('Autoindex driver', () => {
   it('is read-only, and a peer that is down answers with a clear error', async () => {
     const mk = await post('/api/fs/mkdir', { path: '/html/new' });
     expect(mk.code).not.toBe(200);
-    const noXPath = await post('/api/admin/storage/create', storageRow('/noxp', 'Autoindex', { url: `${peer.base}/html/` }));
+    const noXPath = await post('/api/admin/storage/create', storageRow('/noxp', 'AutoIndex', { url: `${peer.base}/html/` }));
     expect(noXPath.message).toMatch(/item_xpath and name_xpath are needed/);
-    const badXPath = await post('/api/admin/storage/create', storageRow('/badxp', 'Autoindex', { url: `${peer.base}/html/`, ...NGINX_HTML, item_xpath: '//pre/[' }));
+    const badXPath = await post('/api/admin/storage/create', storageRow('/badxp', 'AutoIndex', { url: `${peer.base}/html/`, ...NGINX_HTML, item_xpath: '//pre/[' }));
     expect(badXPath.message).toMatch(/failed to compile Item XPath/);
     await peer.stop();
     const down = await post('/api/fs/list', { path: '/json', refresh: true });
@@ -138,11 +138,19 @@ describe.skipIf(NO_NGINX !== undefined)('Autoindex driver', () => {
   });
 
   it('is listed by the driver endpoints under OpenList\'s name and items', async () => {
-    const info = await s.api('GET', '/api/admin/driver/info?driver=Autoindex', { token: admin });
+    const info = await s.api('GET', '/api/admin/driver/info?driver=AutoIndex', { token: admin });
     expect(info.data.additional.map((i: { name: string }) => i.name)).toEqual(['url', 'item_xpath', 'name_xpath', 'modified_xpath', 'size_xpath', 'ignore_file_names', 'modified_time_format']);
     const byName = Object.fromEntries(info.data.additional.map((i: { name: string }) => [i.name, i]));
-    expect(byName.ignore_file_names).toMatchObject({ type: 'text', default: '.\n..\nParent Directory' });
-    expect(byName.modified_time_format.default).toBe('2006-01-02 15:04');
-    expect(info.data.config).toMatchObject({ name: 'Autoindex', local_sort: true });
+    expect(byName.ignore_file_names).toMatchObject({ type: 'text', default: '.\n..\nParent Directory\nUp' });
+    expect(byName.modified_time_format.default).toBe('02-Jan-2006 15:04');
+    expect(byName.item_xpath.required).toBe(true);
+    expect(byName.size_xpath.required).toBe(false);
+    expect(info.data.config).toMatchObject({ name: 'AutoIndex', local_sort: true, no_upload: true });
+    const driverNames = (await s.api('GET', '/api/admin/driver/names', { token: admin })).data as string[];
+    expect(driverNames).toContain('AutoIndex');
+    expect(driverNames).not.toContain('Autoindex');
+    // A storage saved under the driver's first name still mounts.
+    await mount(s, admin, '/former', 'Autoindex', { url: `${peer.base}/json` });
+    expect(await names(s, admin, '/former')).toContain('movies ü');
   });
 });

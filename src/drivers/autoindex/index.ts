@@ -22,10 +22,10 @@ const ADDITIONAL: FormItem[] = [
   item('url', 'string', { required: true }),
   item('item_xpath', 'string', { required: true }),
   item('name_xpath', 'string', { required: true }),
-  item('modified_xpath', 'string', { required: true }),
-  item('size_xpath', 'string', { required: true }),
-  item('ignore_file_names', 'text', { default: '.\n..\nParent Directory' }),
-  item('modified_time_format', 'string', { default: '2006-01-02 15:04' }),
+  item('modified_xpath', 'string'),
+  item('size_xpath', 'string'),
+  item('ignore_file_names', 'text', { default: '.\n..\nParent Directory\nUp' }),
+  item('modified_time_format', 'string', { default: '02-Jan-2006 15:04', help: 'Must be based on the time point Mon Jan 2 15:04:05 -0700 MST 2006' }),
 ];
 
 /** The XPaths describe HTML pages only: a JSON index (nginx's json format) needs none of them. */
@@ -49,7 +49,7 @@ async function readBody(res: IncomingMessage): Promise<string> {
 }
 
 /**
- * OpenList's Autoindex: a read-only storage over the folder index pages a web server writes
+ * OpenList's AutoIndex: a read-only storage over the folder index pages a web server writes
  * (nginx or Apache `autoindex`, lighttpd's dir-listing, …). HTML pages are read with the
  * configured XPaths as OpenList reads them; an index answered as JSON (nginx's
  * `autoindex_format json`) is read without them. Files are links to the server's own URLs.
@@ -70,7 +70,7 @@ export class AutoindexDriver implements Driver {
     this.base = url;
     this.opts.url = url;
     this.ignore = new Set(String(opts.ignore_file_names).split('\n').map((s) => s.trim()).filter(Boolean));
-    this.parseTime = goTimeParser(String(opts.modified_time_format) || '2006-01-02 15:04');
+    this.parseTime = goTimeParser(String(opts.modified_time_format) || '02-Jan-2006 15:04');
   }
 
   async init(): Promise<void> {
@@ -171,7 +171,7 @@ export class AutoindexDriver implements Driver {
 }
 
 export const autoindexDriver: DriverFactory = {
-  config: driverConfig({ name: 'Autoindex', localSort: true, checkStatus: true }),
+  config: driverConfig({ name: 'AutoIndex', localSort: true, checkStatus: true, noUpload: true }),
   additional: ADDITIONAL,
   create: (addition, ctx) => new AutoindexDriver(readAddition(READ_ITEMS, addition), ctx),
 };
