@@ -1,4 +1,5 @@
 import { execFileSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -82,4 +83,15 @@ export function makeZip(files: Record<string, Buffer>, password?: string): Buffe
   const zip = readFileSync(path.join(work, 'out.zip'));
   rmSync(work, { recursive: true, force: true });
   return zip;
+}
+
+/**
+ * The archives of the remote-browsing tests: `zip`, 40 incompressible entries of 100 KiB under
+ * `part/` (`parts`, by inner path without the leading slash), and `locked`, one ZipCrypto entry
+ * `inner/secret.txt` (`locked words\n`) with the password `zip-pass`.
+ */
+export function remoteArchives(): { parts: Record<string, Buffer>; zip: Buffer; locked: Buffer } {
+  const parts: Record<string, Buffer> = {};
+  for (let i = 0; i < 40; i++) parts[`part/f${String(i).padStart(2, '0')}.bin`] = randomBytes(100 * 1024);
+  return { parts, zip: makeZip(parts), locked: makeZip({ 'inner/secret.txt': Buffer.from('locked words\n') }, 'zip-pass') };
 }

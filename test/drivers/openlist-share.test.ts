@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { BACKENDS } from '../helpers/backends.js';
 import { callApi } from '../helpers/process.js';
 import { startServer, type TestServer } from '../helpers/server.js';
-import { makeZip } from '../archive/fixtures.js';
+import { remoteArchives } from '../archive/fixtures.js';
 import { startAtriumPeer } from './atrium-peer.js';
 import { driverConformance, FIXTURE } from './conformance.js';
 import { download, mount, names, storageRow } from './mount.js';
@@ -48,10 +48,7 @@ describe('OpenListShare driver', () => {
   let peer: Peer;
   let sid: string;
   const big = randomBytes(300 * 1024);
-  const parts: Record<string, Buffer> = {};
-  for (let i = 0; i < 40; i++) parts[`part/f${String(i).padStart(2, '0')}.bin`] = randomBytes(100 * 1024);
-  const zip = makeZip(parts);
-  const locked = makeZip({ 'inner/secret.txt': Buffer.from('locked words\n') }, 'zip-pass');
+  const { parts, zip, locked } = remoteArchives();
 
   beforeAll(async () => {
     peer = await startAtriumPeer();

@@ -2,9 +2,8 @@ import { mkdirSync, rmSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
-import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { makeZip } from '../archive/fixtures.js';
+import { remoteArchives } from '../archive/fixtures.js';
 import { BACKENDS } from '../helpers/backends.js';
 import { startServer, type TestServer } from '../helpers/server.js';
 import { atriumPeerTarget, startAtriumPeer } from './atrium-peer.js';
@@ -26,10 +25,7 @@ describe('OpenList driver', () => {
   /** Every request (method and URL) that went through the relay. */
   const routes: string[] = [];
 
-  const parts: Record<string, Buffer> = {};
-  for (let i = 0; i < 40; i++) parts[`part/f${String(i).padStart(2, '0')}.bin`] = randomBytes(100 * 1024);
-  const zip = makeZip(parts);
-  const locked = makeZip({ 'inner/secret.txt': Buffer.from('locked words\n') }, 'zip-pass');
+  const { parts, zip, locked } = remoteArchives();
 
   beforeAll(async () => {
     peer = await startAtriumPeer();

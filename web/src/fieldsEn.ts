@@ -28,6 +28,9 @@ export const FIELDS_EN: Record<string, string> = {
   'f.allow_ldap': 'May sign in with LDAP',
   // driver fields
   'f.root_folder_path': 'Root folder',
+  'f.sid': 'Share ID',
+  'h.sid': 'The part after /@s/ of the share link.',
+  'f.pwd': 'Share code',
   'h.root_folder_path': 'The folder of the storage shown at the mount path.',
   'f.thumbnail': 'Make thumbnails',
   'f.thumb_concurrency': 'Thumbnails made at once',
