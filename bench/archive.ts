@@ -3,7 +3,10 @@
 // 1. A 100 000-entry zip (made by Python's zipfile, entries of a few bytes) listed through
 //    POST /api/fs/archive/meta (refresh, so uncached) on a Local storage and on S3 (s3rver behind
 //    a byte-counting loopback relay): time, and bytes read (S3: bytes the relay carried; Local:
-//    the growth of the server's /proc/<pid>/io rchar).
+//    the growth of the server's /proc/<pid>/io rchar). The same zip on an OpenList mount of the
+//    server itself through the byte-counting relay: forwarded to the peer
+//    (forward_archive_requests, the default: the peer reads it and answers the tree as JSON) and
+//    read here by ranges of the file's link (forwarding off).
 // 2. Extracting a 1 GiB zip (16 files of 64 MiB, half random half zeros, deflated) with a
 //    decompress task into a Local folder, against `unzip` and `bsdtar -x` of the same file in
 //    the same run, with the server's peak RSS. Targets: ≤ 1.5× unzip, peak RSS < 200 MB.
@@ -87,6 +90,8 @@ with zipfile.ZipFile(sys.argv[1], 'w', zipfile.ZIP_DEFLATED) as z:
     }
     execFileSync('zip', ['-q', '-1', '-r', path.join(files, 'big.zip'), '.'], { cwd: parts });
     rmSync(parts, { recursive: true, force: true });
+    // A second copy for the OpenList rows, so that no listing cache of the first one serves them.
+    execFileSync('cp', [path.join(files, 'many.zip'), path.join(files, 'peer-many.zip')]);
     const manySize = Number(execFileSync('stat', ['-c', '%s', path.join(files, 'many.zip')]).toString());
     const bigSize = Number(execFileSync('stat', ['-c', '%s', path.join(files, 'big.zip')]).toString());
 
@@ -121,6 +126,27 @@ with zipfile.ZipFile(sys.argv[1], 'w', zipfile.ZIP_DEFLATED) as z:
     const s3Read = relay.bytes() - b0;
     if (!remote.data?.content) throw new Error('listing the zip on S3 failed');
 
+    // The same zip on OpenList mounts of this server, through a second counting relay.
+    ctx.log('archive: listing on OpenList mounts (forwarded, then read here)');
+    const selfRelay = await countingRelay(atrium.port);
+    let olForward: { ms: number; bytes: number };
+    let olLocal: { ms: number; bytes: number };
+    try {
+      const ol = async (mount: string, forward: boolean) => {
+        const addition = { url: `http://127.0.0.1:${selfRelay.port}`, token: atrium!.token, root_folder_path: '/', forward_archive_requests: forward };
+        await apiCall(atrium!.base, '/api/admin/storage/create', { ...t, body: { mount_path: mount, driver: 'OpenList', addition: JSON.stringify(addition) } });
+        const b = selfRelay.bytes();
+        const t0 = nowMs();
+        const m = await apiCall<{ content: unknown[] }>(atrium!.base, '/api/fs/archive/meta', { ...t, body: { path: `${mount}/peer-many.zip`, refresh: true }, timeoutMs: 300_000 });
+        if (!m.data?.content) throw new Error(`listing the zip on ${mount} failed`);
+        return { ms: nowMs() - t0, bytes: selfRelay.bytes() - b };
+      };
+      olForward = await ol('/ol-forward', true);
+      olLocal = await ol('/ol-local', false);
+    } finally {
+      selfRelay.close();
+    }
+
     // Extraction: Atrium's task, unzip, bsdtar.
     ctx.log(`archive: extracting ${extractMiB} MiB (Atrium, unzip, bsdtar)`);
     const baseRss = (await rssOf(pid)) ?? 0;
@@ -150,6 +176,8 @@ with zipfile.ZipFile(sys.argv[1], 'w', zipfile.ZIP_DEFLATED) as z:
       { benchmark: `archive/list of one inner folder, cached`, atrium: round(cachedMs), unit: 'ms' },
       { benchmark: `archive/meta of the same zip on S3 (s3rver), uncached`, atrium: round(s3Ms), unit: 'ms' },
       { benchmark: `  bytes read from S3 (relay count)`, atrium: s3Read, unit: 'B', target: `< ${manySize} (archive size)`, met: s3Read < manySize },
+      { benchmark: `archive/meta of the same zip on an OpenList mount, forwarded to the peer, uncached`, atrium: round(olForward.ms), unit: 'ms', peerName: 'read here by ranges', peer: round(olLocal.ms), ratio: round(olForward.ms / olLocal.ms) },
+      { benchmark: `  bytes from the peer, forwarded (the tree as JSON) vs read here`, atrium: olForward.bytes, unit: 'B', peerName: 'read here by ranges', peer: olLocal.bytes, ratio: round(olForward.bytes / olLocal.bytes) },
       {
         benchmark: `extract ${extractMiB} MiB zip (${(bigSize / MiB).toFixed(0)} MiB) with a decompress task`,
         atrium: round(atriumS),
@@ -163,7 +191,7 @@ with zipfile.ZipFile(sys.argv[1], 'w', zipfile.ZIP_DEFLATED) as z:
       { benchmark: `  the same with bsdtar -x`, atrium: round(atriumS), peerName: 'bsdtar', peer: bsdtarS === null ? null : round(bsdtarS), unit: 's', ratio: bsdtarS ? round(atriumS / bsdtarS) : null },
       { benchmark: `  server peak RSS during the extraction (${round(baseRss / MiB)} MB before it)`, atrium: round(peak / MiB), unit: 'MB', target: '< 200 MB', met: peak / MiB < 200 },
     );
-    result.raw = { localMs, localRead, cachedMs, s3Ms, s3Read, atriumS, unzipS, bsdtarS, peakRss: peak, baseRss, manySize, bigSize };
+    result.raw = { localMs, localRead, cachedMs, s3Ms, s3Read, olForward, olLocal, atriumS, unzipS, bsdtarS, peakRss: peak, baseRss, manySize, bigSize };
   } finally {
     relay?.close();
     await atrium?.stop();
