@@ -1,9 +1,9 @@
 import { createReadStream, createWriteStream } from 'node:fs';
 import { mkdir, readdir, rm, stat } from 'node:fs/promises';
+import type { IncomingMessage } from 'node:http';
 import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import type { User } from '../db/users.js';
-import type { IncomingMessage } from 'node:http';
 import type { ArchiveObj, Obj } from '../drivers/types.js';
 import { BadRequest, Missing, Upstream } from '../errors.js';
 import { type Fs, wrapNotFound } from '../fs/fs.js';
