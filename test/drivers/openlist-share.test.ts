@@ -88,6 +88,20 @@ describe('OpenListShare driver', () => {
     expect((await download(s, '/shsub/b.txt')).body.toString()).toBe('bravo');
   });
 
+  it('mounts a share of one file and a share of several objects', async () => {
+    const one = await createShare(peer, { files: ['/pub/a.txt'] });
+    await mount(s, admin, '/one', 'OpenListShare', { url: peer.process.base, sid: one });
+    expect(await names(s, admin, '/one')).toEqual(['a.txt']);
+    expect((await download(s, '/one/a.txt')).body.toString()).toBe('alpha');
+    const several = await createShare(peer, { files: ['/pub/sub', '/pub/big.bin'] });
+    await mount(s, admin, '/several', 'OpenListShare', { url: peer.process.base, sid: several });
+    expect(await names(s, admin, '/several')).toEqual(['sub', 'big.bin']);
+    expect((await download(s, '/several/sub/b.txt')).body.toString()).toBe('bravo');
+    expect((await download(s, '/several/big.bin', 'bytes=10-19')).body.equals(big.subarray(10, 20))).toBe(true);
+    // Nothing of the peer beside the shared objects is reachable.
+    expect((await s.api('POST', '/api/fs/get', { token: admin, body: { path: '/several/a.txt' } })).message).toMatch(/object not found/);
+  });
+
   it('is read-only: uploads and changes are refused', async () => {
     const put = await s.inject({ method: 'PUT', url: '/api/fs/put', headers: { authorization: admin, 'file-path': encodeURIComponent('/sh/new.txt'), 'content-type': 'application/octet-stream' }, payload: 'x' });
     expect(put.json().code).not.toBe(200);
