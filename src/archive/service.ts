@@ -75,20 +75,20 @@ function nodeOf(o: ArchiveObj, dir: string): TreeNode {
 const countNodes = (n: TreeNode): number => n.children.reduce((k, c) => k + 1 + countNodes(c), 0);
 
 /**
- * A peer of this API refuses an entry link with its JSON envelope (HTTP 200, no attachment):
- * raised as the peer's error (202: wrong archive password), never streamed as the entry's bytes.
+ * A peer of this API refuses an entry link with its JSON envelope (HTTP 200, no attachment) or,
+ * on a share's `/sad`, with a real status (202 for the archive password, as OpenList's): raised as
+ * the peer's error, never streamed as the entry's bytes.
  */
 async function refuseEnvelope(res: IncomingMessage): Promise<void> {
   const status = res.statusCode ?? 0;
-  if (status < 200 || status >= 300) {
-    res.resume();
-    throw new Upstream(`reading the archive entry failed: HTTP ${status}`);
-  }
-  if (res.headers['content-disposition'] || !String(res.headers['content-type'] ?? '').startsWith('application/json')) return;
+  const json = String(res.headers['content-type'] ?? '').startsWith('application/json');
+  if ((status === 200 || status === 206) && (res.headers['content-disposition'] || !json)) return;
   let text = '';
-  for await (const chunk of res) {
-    text += (chunk as Buffer).toString('utf8');
-    if (text.length > REFUSAL_MAX) break;
+  if (json) {
+    for await (const chunk of res) {
+      text += (chunk as Buffer).toString('utf8');
+      if (text.length > REFUSAL_MAX) break;
+    }
   }
   res.destroy();
   let env: { code?: number; message?: string } = {};
@@ -97,9 +97,10 @@ async function refuseEnvelope(res: IncomingMessage): Promise<void> {
   } catch {
     // not an envelope: reported below
   }
-  if (env.code === 202) throw wrongPassword();
+  if (env.code === 202 || status === 202) throw wrongPassword();
   if (typeof env.message === 'string' && /object not found/.test(env.message)) throw new Missing(env.message);
-  throw new Upstream(`the storage refused the archive entry: ${typeof env.message === 'string' ? env.message : 'an answer without the entry'}`);
+  if (typeof env.message === 'string') throw new Upstream(`the storage refused the archive entry: ${env.message}`);
+  throw new Upstream(status >= 200 && status < 300 ? 'the storage refused the archive entry: an answer without the entry' : `reading the archive entry failed: HTTP ${status}`);
 }
 
 const stem = (name: string) => name.replace(/(\.tar)?\.(zip|tar|gz|tgz|bz2|tbz2|xz|txz|zst|tzst|7z|rar)$/i, '') || name;

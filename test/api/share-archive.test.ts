@@ -50,11 +50,13 @@ describe('archives inside share links', () => {
     zip('bob/pub/a.zip');
     zip('bob/pub/enc.zip', '-P', 'zippw');
     zip('bob/pub/locked/in.zip');
+    zip('bob/pub/.hidden.zip');
     rmSync(src, { recursive: true });
     s = await startServer(BACKENDS[0]!);
     admin = await s.login();
     expect((await s.api('POST', '/api/admin/storage/create', { token: admin, body: localStorage('/s', root) })).code).toBe(200);
     expect((await s.api('POST', '/api/admin/meta/create', { token: admin, body: { path: '/s/bob/pub/locked', password: 'fpw', p_sub: true } })).code).toBe(200);
+    expect((await s.api('POST', '/api/admin/meta/create', { token: admin, body: { path: '/s/bob/pub', hide: '^\\.hidden', h_sub: true } })).code).toBe(200);
     await s.api('POST', '/api/admin/user/create', { token: admin, body: { username: 'bob', password: 'b', base_path: '/s/bob', permission: SHARE | READ_ARCHIVES } });
     await s.api('POST', '/api/admin/user/create', { token: admin, body: { username: 'carol', password: 'c', base_path: '/s/bob', permission: SHARE } });
     bob = await s.login('bob', 'b');
@@ -161,5 +163,25 @@ describe('archives inside share links', () => {
     expect((await sad(`/sad/${other}/pub/a.zip?inner=/hello.txt`)).json()).toEqual(MISSING);
     // Paths that are no share paths still need an account.
     expect((await meta('/s/bob/pub/a.zip')).code).toBe(401);
+  });
+
+  it("keeps the creator's hide rules, refuses a folder as an archive, and stops when the share is disabled", async () => {
+    const id = await create(bob, { files: ['/s/bob/pub'] });
+    // A hidden archive is as missing as any hidden entry, for browsing and for /sad.
+    expect((await post('/api/fs/get', { path: `/@s/${id}/.hidden.zip` })).code).toBe(500);
+    expect((await meta(`/@s/${id}/.hidden.zip`)).code).toBe(500);
+    const hidden = await sad(`/sad/${id}/.hidden.zip?inner=/hello.txt`);
+    expect(hidden.statusCode).toBe(500);
+    expect(hidden.body).not.toContain('hello from');
+    // A folder of the share is no archive.
+    expect(await meta(`/@s/${id}/locked`, { folder_password: 'fpw' })).toMatchObject({ code: 400 });
+    expect(await list(`/@s/${id}/locked`, '/', { folder_password: 'fpw' })).toMatchObject({ code: 400 });
+    // Disabling the share stops its archive routes.
+    expect((await meta(`/@s/${id}/a.zip`)).code).toBe(200);
+    expect((await s.api('POST', `/api/share/disable?id=${id}`, { token: bob })).code).toBe(200);
+    expect((await meta(`/@s/${id}/a.zip`)).message).toBe('the share has expired or is no longer valid');
+    const off = await sad(`/sad/${id}/a.zip?inner=/hello.txt`);
+    expect(off.statusCode).toBe(500);
+    expect(off.body).not.toContain('hello from');
   });
 });

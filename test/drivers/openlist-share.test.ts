@@ -13,6 +13,9 @@ import { writeTree } from './peer-files.js';
 
 type Peer = Awaited<ReturnType<typeof startAtriumPeer>>;
 
+/** The peer's permission bit to create share links. */
+const SHARE_BIT = 1 << 14;
+
 /** Creates a share on the peer as its admin; returns its id. */
 async function createShare(peer: Peer, body: Record<string, unknown>): Promise<string> {
   const r = await callApi(peer.process.base, 'POST', '/api/share/create', { token: peer.token, body: { expires: null, pwd: '', max_accessed: 0, ...body } });
@@ -174,7 +177,13 @@ describe('OpenListShare driver', () => {
     const entry = (p: string, inner: string, pass = '') =>
       s.inject({ method: 'GET', url: `/ae${p}?inner=${encodeURIComponent(inner)}&pass=${encodeURIComponent(pass)}&sign=${encodeURIComponent(s.core.signer.sign(p))}` });
 
-    it('the server does not read archives for shares: this server reads the zip by ranges of the /sd link', async () => {
+    it('the server refuses archives to visitors (share_archive_preview off): this server reads the zip by ranges of the /sd link', async () => {
+      // What the server answers a forwarded call: its refusal, which the driver turns into reading here.
+      expect(await callApi(peer.process.base, 'POST', '/api/fs/archive/meta', { body: { path: `/@s/${sid}/arch.zip`, password: 'code' } })).toEqual({
+        code: 403,
+        message: 'sharing archives previewing is not allowed',
+        data: null,
+      });
       const open = vi.spyOn(s.core.archives, 'open');
       try {
         const m = await api('/api/fs/archive/meta', { path: '/sh/arch.zip', refresh: true });
@@ -219,6 +228,10 @@ describe('OpenListShare driver', () => {
         const good = await entry('/shz/locked.zip', '/inner/secret.txt', 'zip-pass');
         expect(good.body).toBe('locked words\n');
         expect(open).not.toHaveBeenCalled();
+        // The storage mounted while the setting was off forwards now too: the server decides on each call.
+        const before = await api('/api/fs/archive/list', { path: '/sh/arch.zip', inner_path: '/part', refresh: true });
+        expect(before.data.total).toBe(40);
+        expect(open).not.toHaveBeenCalled();
         // The same share with forwarding off is read here.
         const local = await api('/api/fs/archive/meta', { path: '/shz-local/arch.zip', refresh: true });
         expect(local.code, local.message).toBe(200);
@@ -226,6 +239,36 @@ describe('OpenListShare driver', () => {
       } finally {
         open.mockRestore();
       }
+    });
+
+    it("a share whose creator lacks the read-archives bit (the server's 403 permission denied) is read here", async () => {
+      const made = await callApi(peer.process.base, 'POST', '/api/admin/user/create', {
+        token: peer.token,
+        body: { username: 'sharer', password: 'sharer-pass', base_path: '/', role: 0, permission: SHARE_BIT, disabled: false },
+      });
+      expect(made.code, made.message).toBe(200);
+      const login = await callApi(peer.process.base, 'POST', '/api/auth/login', { body: { username: 'sharer', password: 'sharer-pass' } });
+      expect(login.code, login.message).toBe(200);
+      const r = await callApi(peer.process.base, 'POST', '/api/share/create', { token: login.data.token, body: { files: ['/pub'], expires: null, pwd: '', max_accessed: 0 } });
+      expect(r.code, r.message).toBe(200);
+      const byUser = r.data.id as string;
+      expect((await callApi(peer.process.base, 'POST', '/api/fs/archive/meta', { body: { path: `/@s/${byUser}/arch.zip` } })).message).toBe('permission denied');
+      await mount(s, admin, '/shu', 'OpenListShare', { url: peer.process.base, sid: byUser });
+      const open = vi.spyOn(s.core.archives, 'open');
+      try {
+        const m = await api('/api/fs/archive/meta', { path: '/shu/arch.zip', refresh: true });
+        expect(m.code, m.message).toBe(200);
+        expect(m.data.content[0].children).toHaveLength(40);
+        expect(open).toHaveBeenCalled();
+      } finally {
+        open.mockRestore();
+      }
+      const res = await entry('/shu/arch.zip', '/part/f33.bin');
+      expect(res.statusCode).toBe(200);
+      expect(res.rawPayload.equals(fileOf('part/f33.bin'))).toBe(true);
+      // The archive password is still this server's to check.
+      expect((await entry('/shu/locked.zip', '/inner/secret.txt', 'wrong')).json()).toMatchObject({ code: 202, message: 'wrong archive password' });
+      expect((await entry('/shu/locked.zip', '/inner/secret.txt', 'zip-pass')).body).toBe('locked words\n');
     });
   });
 });

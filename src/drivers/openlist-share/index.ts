@@ -2,7 +2,7 @@ import path from 'node:path';
 import { encodePath } from '../../server/urls.js';
 import { cleanPath } from '../../util/paths.js';
 import { PeerArchives } from '../alist-v3/archive.js';
-import { callJson, INIT_TIMEOUT_MS, peerBase, peerPath } from '../alist-v3/client.js';
+import { callJson, INIT_TIMEOUT_MS, PeerError, peerBase, peerPath } from '../alist-v3/client.js';
 import { type PeerObj, peerFailure, toObj } from '../alist-v3/index.js';
 import {
   type ArchiveObj,
@@ -30,20 +30,25 @@ const ADDITIONAL: FormItem[] = [
 /** A share id is one path segment of `/@s/<sid>` and `/sd/<sid>`. */
 const SID = /^[^/\\\s?#]{1,128}$/;
 
+/** The server's refusals of archives to share visitors (see forwarded). */
+const REFUSED_ARCHIVES = /^(sharing archives previewing is not allowed|permission denied)$/;
+
 /**
  * OpenList's "OpenListShare" driver: somebody's share link on a server of this API (OpenList v4 or
  * Atrium) mounted read-only, as a visitor: no account, the share code as the password of every
  * call. Listings and entries are `/api/fs/list|get` of `/@s/<sid>/<path>`, files are read from
- * `/sd/<sid>/<path>?pwd=<code>`. Archives are browsed by the server when it allows it for shares
- * (its public setting `share_archive_preview`) and `forward_archive_requests` is on; otherwise this
- * server reads them through the `/sd` link. The share is checked when mounting, so a wrong code
- * or an expired, disabled or deleted share shows as the storage's status.
+ * `/sd/<sid>/<path>?pwd=<code>`. With `forward_archive_requests` on, archives are asked of the
+ * server (`/api/fs/archive/meta|list` of the `/@s/` path, entries from `/sad`); when it refuses
+ * archives to share visitors (its setting `share_archive_preview` off, or the share's creator
+ * without the read-archives bit: a 403 on each call, so a change there counts at once), and with
+ * forwarding off, this server reads them through the `/sd` link (a zip by byte ranges). The share
+ * is checked when mounting, so a wrong code or an expired, disabled or deleted share shows as the
+ * storage's status.
  */
 export class OpenListShareDriver implements Driver {
   private readonly base: string;
   private readonly root: string;
   private readonly sid: string;
-  private serverArchivePreview = false;
   private readonly archives: PeerArchives;
 
   constructor(private readonly opts: Record<string, unknown>) {
@@ -60,9 +65,6 @@ export class OpenListShareDriver implements Driver {
   async init(): Promise<void> {
     peerBase(this.base);
     if (!SID.test(this.sid)) throw new Error('sid must be a share id (the part after /@s/ of the link)');
-    const settings = await callJson<Record<string, unknown>>(this.base, 'GET', '/api/public/settings', '', undefined, INIT_TIMEOUT_MS);
-    if (settings.code !== 200) throw new Error(`${this.base} answered its settings with: ${settings.message}`);
-    this.serverArchivePreview = String(settings.data?.share_archive_preview) === 'true';
     const root = await callJson<PeerObj>(this.base, 'POST', '/api/fs/get', '', { path: this.sharePath('/'), password: this.pwd }, INIT_TIMEOUT_MS);
     if (root.code !== 200) throw new Error(`share ${this.sid}: ${root.message}`);
   }
@@ -108,15 +110,30 @@ export class OpenListShareDriver implements Driver {
   }
 
   private get forward(): boolean {
-    return this.serverArchivePreview && this.opts.forward_archive_requests === true;
+    return this.opts.forward_archive_requests === true;
   }
 
-  async archiveMeta(p: string, archivePass: string): Promise<DriverArchiveMeta | undefined> {
-    return this.forward ? this.archives.meta(this.sharePath(p), this.pwd, archivePass) : undefined;
+  /**
+   * A forwarded archive call; undefined (read here instead) when the server refuses archives to
+   * share visitors: `403 sharing archives previewing is not allowed` (OpenList's and Atrium's), or
+   * Atrium's `403 permission denied` for a creator without the read-archives bit.
+   */
+  private async forwarded<T>(run: () => Promise<T>): Promise<T | undefined> {
+    if (!this.forward) return undefined;
+    try {
+      return await run();
+    } catch (err) {
+      if (err instanceof PeerError && err.code === 403 && REFUSED_ARCHIVES.test(err.message)) return undefined;
+      throw err;
+    }
   }
 
-  async archiveList(p: string, inner: string, archivePass: string): Promise<ArchiveObj[] | undefined> {
-    return this.forward ? this.archives.list(this.sharePath(p), this.pwd, inner, archivePass) : undefined;
+  archiveMeta(p: string, archivePass: string): Promise<DriverArchiveMeta | undefined> {
+    return this.forwarded(() => this.archives.meta(this.sharePath(p), this.pwd, archivePass));
+  }
+
+  archiveList(p: string, inner: string, archivePass: string): Promise<ArchiveObj[] | undefined> {
+    return this.forwarded(() => this.archives.list(this.sharePath(p), this.pwd, inner, archivePass));
   }
 
   /** The share's archive-entry route, `/sad/<sid>/<path>?pwd=&inner=&pass=` (OpenList's). */
@@ -124,7 +141,8 @@ export class OpenListShareDriver implements Driver {
     if (!this.forward) return undefined;
     const file = this.inShare(p);
     const query = `pwd=${encodeURIComponent(this.pwd)}&inner=${encodePath(inner)}&pass=${encodeURIComponent(archivePass)}`;
-    return { url: `${this.base}/sad/${encodeURIComponent(this.sid)}${file === '/' ? '' : encodePath(file)}?${query}` };
+    // Asking for JSON: a refusal comes as the server's envelope, not its HTML error page.
+    return { url: `${this.base}/sad/${encodeURIComponent(this.sid)}${file === '/' ? '' : encodePath(file)}?${query}`, header: { accept: 'application/json' } };
   }
 }
 
