@@ -15,6 +15,7 @@ import {
   ListMultipartUploadsCommand,
   ListObjectsCommand,
   ListObjectsV2Command,
+  type ListObjectsV2CommandOutput,
   ListPartsCommand,
   PutObjectCommand,
   UploadPartCommand,
@@ -81,6 +82,71 @@ describe('S3 server with @aws-sdk/client-s3', () => {
     expect(after.Contents?.map((c) => c.Key)).toEqual(['dir/sub/c.txt']);
     const v1 = await s3.send(new ListObjectsCommand({ Bucket: 'pub', Marker: 'a.txt' }));
     expect(v1.Contents?.map((c) => c.Key)).toEqual(['dir/b.txt', 'dir/sub/c.txt']);
+  });
+
+  it('lists in S3 key order (UTF-8 bytes) across folders, page by page, with any delimiter', async () => {
+    const names = ['a-b.txt', 'a/x.txt', 'a/y/z.txt', 'a0.txt', 'b.txt', '\u00e9.txt', '\ue000.txt', '\u{1f600}.txt'];
+    // Written in reverse: the listing order must not come from the folder's own order.
+    for (const n of [...names].reverse()) makeTree({ [`order/${n}`]: n }, path.join(root, 'pub'));
+    try {
+      const keys = names.map((n) => `order/${n}`);
+      // UTF-8 byte order: '-' < '/' < '0', and U+1F600 (a surrogate pair in UTF-16) after U+E000.
+      const byBytes = [...keys].sort((x, y) => Buffer.compare(Buffer.from(x), Buffer.from(y)));
+      expect(byBytes).toEqual(keys);
+      const all = await s3.send(new ListObjectsV2Command({ Bucket: 'pub', Prefix: 'order/' }));
+      expect(all.Contents?.map((c) => c.Key)).toEqual(keys);
+      expect(all.Contents?.map((c) => c.Size)).toEqual(names.map((n) => Buffer.byteLength(n)));
+
+      // One key per page, by continuation token and (v1) by marker: the same keys, each once.
+      const paged: string[] = [];
+      let token: string | undefined;
+      do {
+        const r: ListObjectsV2CommandOutput = await s3.send(new ListObjectsV2Command({ Bucket: 'pub', Prefix: 'order/', MaxKeys: 1, ContinuationToken: token }));
+        paged.push(...(r.Contents ?? []).map((c) => c.Key!));
+        token = r.NextContinuationToken;
+      } while (token);
+      expect(paged).toEqual(keys);
+      const byMarker: string[] = [];
+      let marker = '';
+      for (;;) {
+        const r = await s3.send(new ListObjectsCommand({ Bucket: 'pub', Prefix: 'order/', MaxKeys: 3, Marker: marker || undefined }));
+        byMarker.push(...(r.Contents ?? []).map((c) => c.Key!));
+        if (!r.IsTruncated) break;
+        marker = r.Contents!.at(-1)!.Key!;
+      }
+      expect(byMarker).toEqual(keys);
+
+      const after = await s3.send(new ListObjectsV2Command({ Bucket: 'pub', Prefix: 'order/', StartAfter: 'order/a/x.txt' }));
+      expect(after.Contents?.map((c) => c.Key)).toEqual(keys.slice(2));
+      const afterFolder = await s3.send(new ListObjectsV2Command({ Bucket: 'pub', Prefix: 'order/', StartAfter: 'order/a/' }));
+      expect(afterFolder.Contents?.map((c) => c.Key)).toEqual(keys.slice(1));
+
+      // Delimiter '/': the folder is one common prefix, in its place in the order, across pages.
+      const rows: string[] = [];
+      token = undefined;
+      do {
+        const r: ListObjectsV2CommandOutput = await s3.send(new ListObjectsV2Command({ Bucket: 'pub', Prefix: 'order/', Delimiter: '/', MaxKeys: 2, ContinuationToken: token }));
+        expect((r.Contents?.length ?? 0) + (r.CommonPrefixes?.length ?? 0)).toBe(r.KeyCount);
+        rows.push(...(r.Contents ?? []).map((c) => c.Key!), ...(r.CommonPrefixes ?? []).map((c) => c.Prefix!));
+        token = r.NextContinuationToken;
+      } while (token);
+      expect(rows.sort()).toEqual(['order/a-b.txt', 'order/a/', ...keys.slice(3)].sort());
+
+      // Any other delimiter rolls the keys that hold it into one prefix each, even across folders and pages.
+      const dash = await s3.send(new ListObjectsV2Command({ Bucket: 'pub', Prefix: 'order/', Delimiter: '-' }));
+      expect(dash.CommonPrefixes?.map((c) => c.Prefix)).toEqual(['order/a-']);
+      expect(dash.Contents?.map((c) => c.Key)).toEqual(keys.slice(1));
+      const dot: string[] = [];
+      token = undefined;
+      do {
+        const r: ListObjectsV2CommandOutput = await s3.send(new ListObjectsV2Command({ Bucket: 'pub', Prefix: 'order/a', Delimiter: '.', MaxKeys: 1, ContinuationToken: token }));
+        dot.push(...(r.Contents ?? []).map((c) => c.Key!), ...(r.CommonPrefixes ?? []).map((c) => c.Prefix!));
+        token = r.NextContinuationToken;
+      } while (token);
+      expect(dot).toEqual(['order/a-b.', 'order/a/x.', 'order/a/y/z.', 'order/a0.']);
+    } finally {
+      rmSync(path.join(root, 'pub/order'), { recursive: true, force: true });
+    }
   });
 
   it('GetObject whole, by range, with conditionals; HeadObject; missing key is NoSuchKey', async () => {

@@ -1,6 +1,12 @@
 const ENTITIES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&apos;' };
 
-export const escapeXml = (s: string): string => s.replace(/[&<>"']/g, (c) => ENTITIES[c]!);
+const SPECIAL = /[&<>"']/;
+export const escapeXml = (s: string): string => (SPECIAL.test(s) ? s.replace(/[&<>"']/g, (c) => ENTITIES[c]!) : s);
+
+/** Markup already rendered and escaped, as UTF-8 bytes (the many entries of a listing). */
+export class RawXml {
+  constructor(readonly bytes: Buffer) {}
+}
 
 /** An XML node: a name with text, or children; undefined children are left out. */
 export type XmlNode = [string, string | number | boolean | Array<XmlNode | undefined>];
@@ -8,7 +14,9 @@ export type XmlNode = [string, string | number | boolean | Array<XmlNode | undef
 function render(node: XmlNode): string {
   const [name, body] = node;
   if (!Array.isArray(body)) return `<${name}>${escapeXml(String(body))}</${name}>`;
-  return `<${name}>${body.filter((n): n is XmlNode => n !== undefined).map(render).join('')}</${name}>`;
+  let out = `<${name}>`;
+  for (const child of body) if (child !== undefined) out += render(child);
+  return `${out}</${name}>`;
 }
 
 const NS = 'http://s3.amazonaws.com/doc/2006-03-01/';
@@ -17,6 +25,21 @@ const NS = 'http://s3.amazonaws.com/doc/2006-03-01/';
 export function document(root: string, children: Array<XmlNode | undefined>): string {
   const inner = render([root, children]).slice(root.length + 2);
   return `<?xml version="1.0" encoding="UTF-8"?>\n<${root} xmlns="${NS}">${inner}`;
+}
+
+/** `document` as bytes, with runs of pre-rendered markup among the root's children. */
+export function documentBytes(root: string, children: Array<XmlNode | RawXml | undefined>): Buffer {
+  const out: Buffer[] = [];
+  let text = `<?xml version="1.0" encoding="UTF-8"?>\n<${root} xmlns="${NS}">`;
+  for (const child of children) {
+    if (child === undefined) continue;
+    if (child instanceof RawXml) {
+      out.push(Buffer.from(text), child.bytes);
+      text = '';
+    } else text += render(child);
+  }
+  out.push(Buffer.from(`${text}</${root}>`));
+  return Buffer.concat(out);
 }
 
 export function errorDocument(code: string, message: string, resource: string): string {
