@@ -4,7 +4,7 @@ import { mkdir, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/p
 import path from 'node:path';
 import { PassThrough, type Readable, Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyReply } from 'fastify';
 import type { Core } from '../../core.js';
 import type { View } from '../../view/view.js';
 import { S3Error } from './errors.js';
@@ -84,7 +84,14 @@ export class Multipart {
     return reply.type('application/xml').send(document('InitiateMultipartUploadResult', [['Bucket', bucket], ['Key', key], ['UploadId', id]]));
   }
 
-  async uploadPart(_req: FastifyRequest, reply: FastifyReply, p: Principal, id: string, partNumber: string | undefined, body: { stream: Readable; size: number; failure: () => S3Error | undefined }) {
+  async uploadPart(
+    reply: FastifyReply,
+    p: Principal,
+    id: string,
+    partNumber: string | undefined,
+    body: { stream: Readable; size: number; failure: () => S3Error | undefined; checksum: () => { name: string; value: string } | undefined },
+    contentMd5: string | undefined,
+  ) {
     requireWriter(p);
     await this.meta(p, id);
     const n = Number(partNumber);
@@ -104,8 +111,11 @@ export class Multipart {
       await pipeline(body.stream, hashing, createWriteStream(tmp));
       if (body.size >= 0 && written !== body.size) throw new S3Error(400, 'IncompleteBody', 'The request body is shorter or longer than its declared length.');
       const etag = md5.digest('hex');
+      if (contentMd5 !== undefined && contentMd5 !== etag) throw new S3Error(400, 'BadDigest', 'The Content-MD5 you specified did not match what we received.');
       await writeFile(path.join(dir, `${partFile(n)}.md5`), etag);
       await rename(tmp, path.join(dir, partFile(n)));
+      const sum = body.checksum();
+      if (sum) reply.header(sum.name, sum.value);
       return reply.code(200).header('ETag', `"${etag}"`).send();
     } catch (err) {
       await rm(tmp, { force: true });

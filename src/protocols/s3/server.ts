@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import type { Readable } from 'node:stream';
+import type { Readable, Transform } from 'node:stream';
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import { XMLParser } from 'fast-xml-parser';
 import type { Core } from '../../core.js';
@@ -15,6 +15,7 @@ import { etagOf } from './etag.js';
 import { type Entry, listKeys } from './listing.js';
 import { Multipart } from './multipart.js';
 import { authenticate, bucketOf, bucketView, type Principal, principalView, requireWriter } from './principal.js';
+import { checksumAlgorithmOf, ChecksumCheck, invalidChecksum, wellFormed } from './checksums.js';
 import { AwsChunkedDecoder, queryPairs, Sha256Check } from './sigv4.js';
 import { document, documentBytes, errorDocument, escapeXml, RawXml, type XmlNode } from './xml.js';
 
@@ -121,7 +122,7 @@ async function dispatch(core: Core, mp: Multipart, c: S3Call): Promise<unknown> 
   const uploadId = c.query.get('uploadId');
   if (m === 'POST' && c.query.has('uploads')) return mp.create(c.reply, c.principal, view, c.bucket, c.key);
   if (uploadId !== undefined) {
-    if (m === 'PUT') return mp.uploadPart(c.req, c.reply, c.principal, uploadId, c.query.get('partNumber'), bodyOf(c));
+    if (m === 'PUT') return mp.uploadPart(c.reply, c.principal, uploadId, c.query.get('partNumber'), bodyOf(c), contentMd5(c.req));
     if (m === 'POST') return mp.complete(c.reply, c.principal, view, uploadId, c.bucket, c.key, await readBody(c.req));
     if (m === 'DELETE') return mp.abort(c.reply, c.principal, uploadId);
     if (m === 'GET') return mp.listParts(c.reply, c.principal, uploadId, c.bucket, c.key, c.query);
@@ -271,33 +272,79 @@ function invalidRange(range: string | undefined, size: number): S3Error | undefi
   return undefined;
 }
 
-/** The request body as the object's bytes: aws-chunked decoded, the declared SHA-256 checked. */
-function bodyOf(c: S3Call): { stream: Readable; size: number; failure: () => S3Error | undefined } {
+/** A request body as the object's bytes, with what it was checked against. */
+interface Body {
+  stream: Readable;
+  size: number;
+  /** The S3 error a check failed the stream with (the storage's writer only sees a broken stream). */
+  failure: () => S3Error | undefined;
+  /** The flexible checksum the body matched (`x-amz-checksum-*` and its value), once it has ended. */
+  checksum: () => { name: string; value: string } | undefined;
+}
+
+/**
+ * The request body as the object's bytes: its declared SHA-256 checked (a signed payload),
+ * aws-chunked decoded (chunk and trailer signatures checked), and its flexible checksum
+ * (`x-amz-checksum-*`, as a header or as the trailer `x-amz-trailer` names) computed and
+ * compared before the body ends, so a body that fails any check is never stored.
+ */
+function bodyOf(c: S3Call): Body {
   const h = c.req.headers;
   const hash = c.principal.signature?.payloadHash ?? 'UNSIGNED-PAYLOAD';
   const chunked = hash.startsWith('STREAMING-') || /aws-chunked/i.test(String(h['content-encoding'] ?? ''));
-  let stream: Readable = c.req.raw;
+  const trailerNames = String(h['x-amz-trailer'] ?? '')
+    .split(',')
+    .map((x) => x.trim().toLowerCase())
+    .filter(Boolean);
+  if (trailerNames.length > 0 && !chunked) throw new S3Error(400, 'InvalidRequest', 'x-amz-trailer needs an aws-chunked body.');
+  if (hash.endsWith('-TRAILER') && trailerNames.length === 0) throw new S3Error(400, 'InvalidRequest', `${hash} needs the x-amz-trailer header.`);
+  const headerChecksums = Object.keys(h).filter((k) => k.startsWith('x-amz-checksum-') && k !== 'x-amz-checksum-type' && k !== 'x-amz-checksum-algorithm');
+  const declared = [...headerChecksums, ...trailerNames];
+  if (declared.length > 1) throw new S3Error(400, 'InvalidRequest', 'Expecting a single x-amz-checksum- header. Multiple checksum types are not allowed.');
+  const name = declared[0];
+  const algorithm = name === undefined ? undefined : checksumAlgorithmOf(name);
+  if (name !== undefined && algorithm === undefined) throw new S3Error(400, 'InvalidRequest', `The checksum ${name} is not supported (CRC32, CRC32C, CRC64NVME, SHA1 and SHA256 are).`);
+  if (name !== undefined && headerChecksums.length === 1 && !wellFormed(algorithm!, String(h[name]))) throw invalidChecksum(name);
+
   let size: number;
-  let check: AwsChunkedDecoder | Sha256Check | undefined;
-  if (chunked) {
-    size = Number(h['x-amz-decoded-content-length'] ?? -1);
-    check = new AwsChunkedDecoder(c.principal.chunkSigning);
-  } else {
-    size = h['content-length'] === undefined ? -1 : Number(h['content-length']);
-    if (/^[0-9a-f]{64}$/i.test(hash)) check = new Sha256Check(hash);
-  }
+  if (chunked) size = Number(h['x-amz-decoded-content-length'] ?? -1);
+  else size = h['content-length'] === undefined ? -1 : Number(h['content-length']);
   if (!Number.isSafeInteger(size) || size < -1) throw new S3Error(400, 'InvalidArgument', 'bad content length');
-  // The storage's writer sees the check's failure as a broken stream; the request answers with the S3 error itself.
+
+  const stages: Transform[] = [];
+  if (/^[0-9a-f]{64}$/i.test(hash)) stages.push(new Sha256Check(hash));
+  let decoder: AwsChunkedDecoder | undefined;
+  if (chunked) {
+    decoder = new AwsChunkedDecoder(c.principal.chunkSigning, {
+      trailers: new Set(trailerNames),
+      signedTrailer: hash === 'STREAMING-AWS4-HMAC-SHA256-PAYLOAD-TRAILER',
+      decodedLength: size >= 0 ? size : undefined,
+    });
+    stages.push(decoder);
+  }
+  let check: ChecksumCheck | undefined;
+  if (name !== undefined) {
+    const fromHeader = headerChecksums.length === 1;
+    check = new ChecksumCheck({ algorithm: algorithm!, name, value: () => (fromHeader ? String(h[name]) : decoder?.trailers.get(name)) });
+    stages.push(check);
+  }
+  // Each stage fails the stream with its own S3 error; the request answers with the first one.
   let failed: S3Error | undefined;
-  if (check) {
-    const t = check;
+  let stream: Readable = c.req.raw;
+  for (const t of stages) {
     t.on('error', (err) => {
       if (err instanceof S3Error) failed ??= err;
     });
-    c.req.raw.once('error', (err) => t.destroy(err));
-    stream = stream.pipe(t);
+    const from = stream;
+    from.once('error', (err) => t.destroy(err));
+    stream = from.pipe(t);
   }
-  return { stream, size, failure: () => failed };
+  return {
+    stream,
+    size,
+    failure: () => failed,
+    checksum: () => (check?.verified !== undefined ? { name: name!, value: check.verified } : undefined),
+  };
 }
 
 /** `x-amz-meta-mtime` (seconds, as rclone and s3cmd send it) as the stored modification time. */
@@ -318,16 +365,26 @@ async function putObject(view: View, c: S3Call) {
     return c.reply.code(200).header('ETag', etagOf(obj)).send();
   }
   const name = view.checkPut(p);
-  const { stream, size, failure } = bodyOf(c);
-  const md5 = c.req.headers['content-md5'];
-  const hashes = typeof md5 === 'string' ? { md5: Buffer.from(md5, 'base64').toString('hex') } : undefined;
+  const md5 = contentMd5(c.req);
+  const { stream, size, failure, checksum } = bodyOf(c);
   try {
-    await view.put(p, { name, size, stream, modified: mtimeOf(c.req.headers), mimetype: c.req.headers['content-type'], hashes }, true);
+    await view.put(p, { name, size, stream, modified: mtimeOf(c.req.headers), mimetype: c.req.headers['content-type'], hashes: md5 ? { md5 } : undefined }, true);
   } catch (err) {
     throw failure() ?? err;
   }
   const obj = await view.stat(p);
+  const sum = checksum();
+  if (sum) c.reply.header(sum.name, sum.value);
   return c.reply.code(200).header('ETag', etagOf(obj)).send();
+}
+
+/** The `Content-MD5` header as hex, or undefined without one; a value that is no MD5 is InvalidDigest. */
+export function contentMd5(req: FastifyRequest): string | undefined {
+  const raw = req.headers['content-md5'];
+  if (raw === undefined) return undefined;
+  const md5 = Buffer.from(String(raw), 'base64');
+  if (md5.length !== 16 || md5.toString('base64') !== String(raw).trim()) throw new S3Error(400, 'InvalidDigest', 'The Content-MD5 you specified was invalid.');
+  return md5.toString('hex');
 }
 
 async function deleteObject(view: View, c: S3Call) {

@@ -90,8 +90,14 @@ function header(headers: IncomingHttpHeaders, name: string): string | undefined 
   return Array.isArray(v) ? v.join(',') : v;
 }
 
+/** The `x-amz-content-sha256` values a request may carry besides a SHA-256 in hex. */
+const PAYLOAD_KINDS = new Set(['UNSIGNED-PAYLOAD', 'STREAMING-AWS4-HMAC-SHA256-PAYLOAD', 'STREAMING-AWS4-HMAC-SHA256-PAYLOAD-TRAILER', 'STREAMING-UNSIGNED-PAYLOAD-TRAILER']);
+
 function build(credential: string | undefined, signed: string | undefined, signature: string | undefined, amzDate: string, payloadHash: string, presigned: boolean): SignedRequest {
   if (!credential || !signed || !signature) throw malformed('The authorization header is malformed; Credential, SignedHeaders and Signature are required.');
+  if (!PAYLOAD_KINDS.has(payloadHash) && !/^[0-9a-fA-F]{64}$/.test(payloadHash)) {
+    throw new S3Error(400, 'InvalidArgument', `x-amz-content-sha256 must be UNSIGNED-PAYLOAD, a streaming kind or a SHA-256 in hex, not ${payloadHash.slice(0, 80)}`);
+  }
   const parts = credential.split('/');
   if (parts.length !== 5 || parts[3] !== 's3' || parts[4] !== 'aws4_request') throw malformed(`The credential is malformed: ${credential}`);
   if (!/^\d{8}T\d{6}Z$/.test(amzDate)) throw new S3Error(403, 'AccessDenied', 'AWS authentication requires a valid Date or X-Amz-Date header');
@@ -182,7 +188,7 @@ export class Sha256Check extends Transform {
   }
 }
 
-/** What the chunk decoder needs to check chunk signatures (STREAMING-AWS4-HMAC-SHA256-PAYLOAD). */
+/** What the chunk decoder needs to check chunk signatures (STREAMING-AWS4-HMAC-SHA256-PAYLOAD[-TRAILER]). */
 export interface ChunkSigning {
   key: Buffer;
   amzDate: string;
@@ -190,12 +196,28 @@ export interface ChunkSigning {
   seedSignature: string;
 }
 
+export interface ChunkedOptions {
+  /** Trailer names the request declared in `x-amz-trailer` (lower case): each must come, no other. */
+  trailers?: ReadonlySet<string>;
+  /** The trailer is signed (STREAMING-AWS4-HMAC-SHA256-PAYLOAD-TRAILER): `x-amz-trailer-signature` must match. */
+  signedTrailer?: boolean;
+  /** `x-amz-decoded-content-length`: the decoded body must have exactly this many bytes. */
+  decodedLength?: number;
+}
+
 const MAX_CHUNK_HEADER = 4096;
+const MAX_TRAILERS = 16;
+const TRAILER_SIGNATURE = 'x-amz-trailer-signature';
+
+export const malformedTrailer = (message: string) => new S3Error(400, 'MalformedTrailerError', message);
 
 /**
  * Decodes an `aws-chunked` body (`<hex size>[;chunk-signature=<sig>]\r\n<data>\r\n` … a zero chunk,
- * then optional trailers), checking each chunk's signature when `signing` is given. Bytes flow
- * on as they arrive; only a chunk's hash is held.
+ * then the trailer: `name:value` lines, with `x-amz-trailer-signature` last when it is signed, and
+ * an empty line), checking each chunk's signature when `signing` is given and the trailer's
+ * signature when it is signed. Bytes flow on as they arrive; only a chunk's hash is held. The
+ * trailer is checked before the decoded stream ends, so a bad one fails the body, never a stored
+ * object; its values are then in `trailers` for the checksum check downstream.
  */
 export class AwsChunkedDecoder extends Transform {
   private pending: Buffer = Buffer.alloc(0);
@@ -205,8 +227,15 @@ export class AwsChunkedDecoder extends Transform {
   private prevSig: string;
   private chunkHash = createHash('sha256');
   decodedBytes = 0;
+  /** The trailer's headers (lower-case names), the signature left out. */
+  readonly trailers = new Map<string, string>();
+  private trailerSignature: string | undefined;
+  private blankLines = 0;
 
-  constructor(private readonly signing?: ChunkSigning) {
+  constructor(
+    private readonly signing?: ChunkSigning,
+    private readonly opts: ChunkedOptions = {},
+  ) {
     super();
     this.prevSig = signing?.seedSignature ?? '';
   }
@@ -222,11 +251,14 @@ export class AwsChunkedDecoder extends Transform {
   }
 
   override _flush(done: TransformCallback): void {
-    if (this.state !== 'done' && !(this.state === 'trailer' && this.pending.length === 0)) {
-      done(new S3Error(400, 'IncompleteBody', 'The request body ended before its last chunk.'));
-      return;
+    try {
+      // A trailer may end with the body instead of an empty line.
+      if (this.state === 'trailer' && this.pending.length === 0) this.endTrailer();
+      if (this.state !== 'done') throw new S3Error(400, 'IncompleteBody', 'The request body ended before its last chunk.');
+      done();
+    } catch (err) {
+      done(err as Error);
     }
-    done();
   }
 
   private consume(): void {
@@ -238,6 +270,9 @@ export class AwsChunkedDecoder extends Transform {
         this.pending = this.pending.subarray(take);
         this.remaining -= take;
         this.decodedBytes += take;
+        if (this.opts.decodedLength !== undefined && this.decodedBytes > this.opts.decodedLength) {
+          throw new S3Error(400, 'IncompleteBody', 'The body is longer than its x-amz-decoded-content-length.');
+        }
         if (this.signing) this.chunkHash.update(part);
         this.push(part);
         if (this.remaining === 0) {
@@ -254,24 +289,30 @@ export class AwsChunkedDecoder extends Transform {
         continue;
       }
       if (this.state === 'done') {
-        this.pending = Buffer.alloc(0);
+        if (this.pending.length > 0) throw new S3Error(400, 'IncompleteBody', 'Bytes follow the end of the chunked body.');
         return;
       }
-      const eol = this.pending.indexOf('\r\n');
+      const eol = this.pending.indexOf(10);
       if (eol < 0) {
         if (this.pending.length > MAX_CHUNK_HEADER) throw new S3Error(400, 'IncompleteBody', 'A chunk header is too long.');
         return;
       }
-      const line = this.pending.subarray(0, eol).toString('latin1');
-      this.pending = this.pending.subarray(eol + 2);
+      if (eol > MAX_CHUNK_HEADER) throw new S3Error(400, 'IncompleteBody', 'A chunk header is too long.');
+      // Lines end with CRLF; a bare LF is taken too in the trailer.
+      const line = this.pending.subarray(0, eol > 0 && this.pending[eol - 1] === 13 ? eol - 1 : eol).toString('latin1');
+      if (this.state === 'header' && this.pending[eol - 1] !== 13) throw new S3Error(400, 'IncompleteBody', 'A chunk header does not end with CRLF.');
+      this.pending = this.pending.subarray(eol + 1);
       if (this.state === 'trailer') {
-        // Trailers (x-amz-checksum-*, x-amz-trailer-signature) end with an empty line.
-        if (line === '') this.state = 'done';
+        if (line !== '') this.trailerLine(line);
+        else if (this.trailerComplete()) this.endTrailer();
+        // Clients differ in the blank lines around the trailer: one before the part still expected is skipped.
+        else if (++this.blankLines > MAX_TRAILERS) throw malformedTrailer('The trailer is malformed.');
         continue;
       }
       const [sizeHex, ...ext] = line.split(';');
       if (!/^[0-9a-fA-F]{1,16}$/.test(sizeHex!.trim())) throw new S3Error(400, 'IncompleteBody', 'A chunk size is malformed.');
       this.remaining = parseInt(sizeHex!.trim(), 16);
+      if (!Number.isSafeInteger(this.remaining)) throw new S3Error(400, 'IncompleteBody', 'A chunk size is malformed.');
       const sigExt = ext.find((e) => e.startsWith('chunk-signature='));
       this.chunkSig = sigExt ? sigExt.slice('chunk-signature='.length) : '';
       if (this.signing && !this.chunkSig) throw signatureMismatch('A chunk has no signature.');
@@ -283,6 +324,53 @@ export class AwsChunkedDecoder extends Transform {
       }
       this.state = 'data';
     }
+  }
+
+  private trailerLine(line: string): void {
+    const colon = line.indexOf(':');
+    if (colon <= 0) throw malformedTrailer('A trailer line is not "name:value".');
+    const name = line.slice(0, colon).trim().toLowerCase();
+    const value = line.slice(colon + 1).trim();
+    if (this.trailerSignature !== undefined) throw malformedTrailer('The trailer signature must come last.');
+    if (name === TRAILER_SIGNATURE) {
+      this.trailerSignature = value;
+      return;
+    }
+    if (this.trailers.has(name) || this.trailers.size >= MAX_TRAILERS) throw malformedTrailer(`The trailer ${name} is repeated, or there are too many.`);
+    if (!this.opts.trailers?.has(name)) throw malformedTrailer(`The trailer ${name} was not declared in x-amz-trailer.`);
+    this.trailers.set(name, value);
+  }
+
+  /** Whether every declared trailer, and a signed trailer's signature, has come. */
+  private trailerComplete(): boolean {
+    for (const name of this.opts.trailers ?? []) if (!this.trailers.has(name)) return false;
+    return !this.opts.signedTrailer || this.trailerSignature !== undefined;
+  }
+
+  /** The end of the trailer: every declared trailer came, and a signed trailer's signature matches. */
+  private endTrailer(): void {
+    for (const name of this.opts.trailers ?? []) {
+      if (!this.trailers.has(name)) throw malformedTrailer(`The trailer ${name} declared in x-amz-trailer did not come.`);
+    }
+    if (this.opts.signedTrailer) {
+      if (this.trailerSignature === undefined || !this.signing) throw signatureMismatch('The trailer has no signature.');
+      // The trailer headers as a canonical block (sorted, `name:value\n`), chained to the last chunk's signature.
+      const canonical = [...this.trailers].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([k, v]) => `${k}:${v}\n`).join('');
+      const signs = (algorithm: string) => {
+        const toSign = [algorithm, this.signing!.amzDate, this.signing!.scope, this.prevSig, sha256(canonical)].join('\n');
+        return safeHexEqual(hmac(this.signing!.key, toSign).toString('hex'), this.trailerSignature!);
+      };
+      // The SDKs sign with AWS4-HMAC-SHA256-TRAILER; the worked example of AWS's own documentation
+      // signs with the chunk algorithm's name. Both are HMACs under the request's key, and neither
+      // string can be taken for a chunk's (those have six lines), so both are accepted.
+      if (!signs(`${ALGORITHM}-TRAILER`) && !signs(`${ALGORITHM}-PAYLOAD`)) throw signatureMismatch('The trailer signature does not match.');
+    } else if (this.trailerSignature !== undefined) {
+      throw malformedTrailer('An unsigned trailer carries a signature.');
+    }
+    if (this.opts.decodedLength !== undefined && this.decodedBytes !== this.opts.decodedLength) {
+      throw new S3Error(400, 'IncompleteBody', 'The body is shorter than its x-amz-decoded-content-length.');
+    }
+    this.state = 'done';
   }
 
   private checkChunk(): void {
