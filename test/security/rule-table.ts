@@ -33,6 +33,8 @@ export type Op =
   | 'rename'
   | 'move'
   | 'copy'
+  /** A single file copied (S3's CopyObject copies objects, not folders). */
+  | 'copy_file'
   | 'remove'
   | 'batch_rename'
   | 'regex_rename'
@@ -45,22 +47,33 @@ export type Op =
 /**
  * `share`: a visitor of a share link of the user's base path (`/@s/<id>` listings, `/sd`
  * downloads, archive listings and `/sad` entries), presenting the rule's folder password.
+ * `s3`: the user's own S3 access key on a bucket of the user's base path.
  */
-export type Front = 'api' | 'd' | 'p' | 'webdav' | 'sftp' | 'ftp' | 'search' | 'share';
-export const FRONTS: Front[] = ['api', 'd', 'p', 'webdav', 'sftp', 'ftp', 'search', 'share'];
+export type Front = 'api' | 'd' | 'p' | 'webdav' | 'sftp' | 'ftp' | 'search' | 'share' | 's3';
+export const FRONTS: Front[] = ['api', 'd', 'p', 'webdav', 'sftp', 'ftp', 'search', 'share', 's3'];
 
-/** What each front can be asked to do (SFTP and FTP have no copy; raw links only read; search only finds). */
+/**
+ * What each front can be asked to do (SFTP and FTP have no copy; raw links only read; search only
+ * finds; S3 has no rename or move, and copies objects, not folders).
+ */
 export const FRONT_OPS: Record<Front, Op[]> = {
-  api: ['list', 'read', 'mkdir', 'put', 'rename', 'move', 'copy', 'remove', 'batch_rename', 'regex_rename', 'recursive_move', 'remove_empty_directory', 'archive_list', 'archive_read'],
+  api: ['list', 'read', 'mkdir', 'put', 'rename', 'move', 'copy', 'copy_file', 'remove', 'batch_rename', 'regex_rename', 'recursive_move', 'remove_empty_directory', 'archive_list', 'archive_read'],
   d: ['read'],
   p: ['read'],
-  webdav: ['list', 'read', 'mkdir', 'put', 'rename', 'move', 'copy', 'remove'],
+  webdav: ['list', 'read', 'mkdir', 'put', 'rename', 'move', 'copy', 'copy_file', 'remove'],
   sftp: ['list', 'read', 'mkdir', 'put', 'rename', 'move', 'remove'],
   ftp: ['list', 'read', 'mkdir', 'put', 'rename', 'move', 'remove'],
   search: ['list'],
   share: ['list', 'read', 'archive_list', 'archive_read'],
+  s3: ['list', 'read', 'mkdir', 'put', 'copy_file', 'remove'],
 };
-export const WRITE_FRONTS: Front[] = ['api', 'webdav', 'sftp', 'ftp'];
+export const WRITE_FRONTS: Front[] = ['api', 'webdav', 'sftp', 'ftp', 's3'];
+/**
+ * Operations whose refusal a front answers as success, by its protocol's rules: S3's DeleteObject
+ * answers 204 for a key it does not show (a hidden key, or one outside the bucket, is "not there").
+ * There the disk alone tells the refusal.
+ */
+export const SILENT_REFUSALS: Partial<Record<Front, Op[]>> = { s3: ['remove'] };
 
 /** An operation's target, as client paths below the user's base path `/s/u`. */
 export interface Target {
@@ -147,6 +160,7 @@ const pub = (what: Partial<Record<Op, Decision>>, all: Decision = 'allow') => {
     rename: { path: '/pub/a.txt', name: 'a2.txt' },
     move: { path: '/pub/a.txt', dst: '/dst' },
     copy: { path: '/pub/sub', dst: '/dst' },
+    copy_file: { path: '/pub/a.txt', dst: '/dst' },
     remove: { path: '/pub/a.txt' },
     batch_rename: { path: '/pub', name: 'a.txt' },
     regex_rename: { path: '/pub', pattern: '^a\\.txt$', replacement: 'r.txt' },
@@ -171,6 +185,7 @@ const pw = (expect: Decision): Rule['ops'] => ({
   rename: { target: { path: '/pw', name: 'pw2' }, expect },
   move: { target: { path: '/pw/c.txt', dst: '/dst' }, expect },
   copy: { target: { path: '/pw', dst: '/dst' }, expect },
+  copy_file: { target: { path: '/pw/c.txt', dst: '/dst' }, expect },
   remove: { target: { path: '/pw/c.txt' }, expect },
   batch_rename: { target: { path: '/pw', name: 'c.txt' }, expect },
   regex_rename: { target: { path: '/pw', pattern: '^c\\.txt$', replacement: 'd.txt' }, expect },
@@ -197,6 +212,7 @@ export const RULES: Rule[] = [
       rename: { target: { path: '/../other/o.txt', name: 'o2.txt' }, expect: 'deny' },
       move: { target: { path: '/../other/o.txt', dst: '/dst' }, expect: 'deny' },
       copy: { target: { path: '/../other/o.txt', dst: '/dst' }, expect: 'deny' },
+      copy_file: { target: { path: '/../other/o.txt', dst: '/dst' }, expect: 'deny' },
       remove: { target: { path: '/../other/o.txt' }, expect: 'deny' },
       batch_rename: { target: { path: '/../other', name: 'o.txt' }, expect: 'deny' },
       regex_rename: { target: { path: '/../other', pattern: '^o', replacement: 'x' }, expect: 'deny' },
@@ -207,15 +223,15 @@ export const RULES: Rule[] = [
   { name: 'no write bit', perms: noBit(BIT.WRITE), skip: ['d', 'p', 'search'], ops: pub({ mkdir: 'deny', put: 'deny' }) },
   { name: 'no rename bit', perms: noBit(BIT.RENAME), skip: ['d', 'p', 'search'], ops: pub({ rename: 'deny', batch_rename: 'deny', regex_rename: 'deny' }) },
   { name: 'no move bit', perms: noBit(BIT.MOVE), skip: ['d', 'p', 'search'], ops: pub({ move: 'deny', recursive_move: 'deny' }) },
-  { name: 'no copy bit', perms: noBit(BIT.COPY), skip: ['d', 'p', 'search'], ops: pub({ copy: 'deny' }) },
+  { name: 'no copy bit', perms: noBit(BIT.COPY), skip: ['d', 'p', 'search'], ops: pub({ copy: 'deny', copy_file: 'deny' }) },
   { name: 'no remove bit', perms: noBit(BIT.REMOVE), skip: ['d', 'p', 'search'], ops: pub({ remove: 'deny', remove_empty_directory: 'deny' }) },
   {
     name: 'no WebDAV manage / FTP write bit',
     perms: noBit(BIT.WEBDAV_MANAGE | BIT.FTP_WRITE),
     skip: ['d', 'p', 'search'],
-    ops: pub({ mkdir: 'deny', put: 'deny', rename: 'deny', move: 'deny', copy: 'deny', remove: 'deny' }),
-    // The front bits govern their own fronts only: the API needs none of them.
-    frontExpect: { api: 'allow' },
+    ops: pub({ mkdir: 'deny', put: 'deny', rename: 'deny', move: 'deny', copy: 'deny', copy_file: 'deny', remove: 'deny' }),
+    // The front bits govern their own fronts only: the API and S3 need none of them.
+    frontExpect: { api: 'allow', s3: 'allow' },
   },
   {
     name: 'hide',
@@ -229,6 +245,7 @@ export const RULES: Rule[] = [
       rename: { target: { path: '/hid', name: 'hid2' }, expect: 'deny' },
       move: { target: { path: '/hid', dst: '/dst' }, expect: 'deny' },
       copy: { target: { path: '/hid', dst: '/dst' }, expect: 'deny' },
+      copy_file: { target: { path: '/hid/secret.txt', dst: '/dst' }, expect: 'deny' },
       remove: { target: { path: '/hid/secret.txt' }, expect: 'deny' },
       batch_rename: { target: { path: '/hid', name: 'secret.txt' }, expect: 'deny' },
       regex_rename: { target: { path: '/', pattern: '^hid$', replacement: 'hid2' }, expect: 'deny' },
@@ -252,6 +269,7 @@ export const RULES: Rule[] = [
       rename: { target: { path: '/hid', name: 'hid2' }, expect: 'allow' },
       move: { target: { path: '/hid', dst: '/dst' }, expect: 'allow' },
       copy: { target: { path: '/hid', dst: '/dst' }, expect: 'allow' },
+      copy_file: { target: { path: '/hid/secret.txt', dst: '/dst' }, expect: 'allow' },
       remove: { target: { path: '/hid/secret.txt' }, expect: 'allow' },
       recursive_move: { target: { path: '/hid', dst: '/dst' }, expect: 'allow' },
       remove_empty_directory: { target: { path: '/hid' }, expect: 'allow' },
@@ -290,14 +308,14 @@ export const RULES: Rule[] = [
     perms: ALL_BITS & ~(BIT.WEBDAV_READ | BIT.WEBDAV_MANAGE | BIT.FTP_READ | BIT.FTP_WRITE),
     skip: ['d', 'p', 'search'],
     loginRefused: ['sftp', 'ftp'],
-    ops: pub({ list: 'deny', read: 'deny', mkdir: 'deny', put: 'deny', rename: 'deny', move: 'deny', copy: 'deny', remove: 'deny' }),
-    // The protocol bits govern their own fronts: the API and share visitors need none of them.
-    frontExpect: { api: 'allow', share: 'allow' },
+    ops: pub({ list: 'deny', read: 'deny', mkdir: 'deny', put: 'deny', rename: 'deny', move: 'deny', copy: 'deny', copy_file: 'deny', remove: 'deny' }),
+    // The protocol bits govern their own fronts: the API, share visitors and S3 need none of them.
+    frontExpect: { api: 'allow', share: 'allow', s3: 'allow' },
   },
   { name: 'folder password, not given', perms: ALL_BITS, ops: pw('deny') },
-  // SFTP has no way to present a folder password; WebDAV and FTP present it as the guest's
+  // SFTP and S3 have no way to present a folder password; WebDAV and FTP present it as the guest's
   // password, share visitors as `password` (a share without code) and `folder_pwd` on links.
-  { name: 'folder password, given', perms: ALL_BITS, password: FOLDER_PASSWORD, skip: ['sftp'], ops: pw('allow') },
+  { name: 'folder password, given', perms: ALL_BITS, password: FOLDER_PASSWORD, skip: ['sftp', 's3'], ops: pw('allow') },
   {
     name: 'folder password on the destination, not given',
     perms: ALL_BITS,
@@ -305,6 +323,7 @@ export const RULES: Rule[] = [
     ops: {
       move: { target: { path: '/pub/a.txt', dst: '/pw' }, expect: 'deny' },
       copy: { target: { path: '/pub/sub', dst: '/pw' }, expect: 'deny' },
+      copy_file: { target: { path: '/pub/a.txt', dst: '/pw' }, expect: 'deny' },
       recursive_move: { target: { path: '/pub/sub', dst: '/pw' }, expect: 'deny' },
     },
   },
@@ -312,10 +331,11 @@ export const RULES: Rule[] = [
     name: 'folder password on the destination, given',
     perms: ALL_BITS,
     password: FOLDER_PASSWORD,
-    skip: ['d', 'p', 'search', 'sftp'],
+    skip: ['d', 'p', 'search', 'sftp', 's3'],
     ops: {
       move: { target: { path: '/pub/a.txt', dst: '/pw' }, expect: 'allow' },
       copy: { target: { path: '/pub/sub', dst: '/pw' }, expect: 'allow' },
+      copy_file: { target: { path: '/pub/a.txt', dst: '/pw' }, expect: 'allow' },
       recursive_move: { target: { path: '/pub/sub', dst: '/pw' }, expect: 'allow' },
     },
   },
