@@ -62,7 +62,7 @@ export const s3Bench: BenchModule = {
     if (ctx.atriumBuildError) throw new Error(ctx.atriumBuildError);
     const mib = Number(process.env.BENCH_FILE_MIB ?? '');
     const size = mib > 0 ? mib * MiB : ctx.quick ? 64 * MiB : GiB;
-    const keys = ctx.quick ? 1000 : 10_000;
+    const keys = Number(process.env.BENCH_KEYS ?? '') || (ctx.quick ? 1000 : 10_000);
     const reps = Number(process.env.BENCH_REPS ?? '') || 2;
     const work = makeTempDir('atrium-bench-s3-');
     try {
@@ -91,7 +91,9 @@ export const s3Bench: BenchModule = {
       mkdirSync(peerDir);
       const peerPort = await freePort();
       const peerScript = `const S3rver=require('s3rver');new S3rver({port:${peerPort},address:'127.0.0.1',directory:${JSON.stringify(peerDir)},silent:true,configureBuckets:[{name:'bench'}]}).run().catch(e=>{console.error(e);process.exit(1)});`;
-      const peer = startProcess('s3rver', process.execPath, ['-e', peerScript], { cwd: ctx.repoRoot });
+      // s3rver encrypts its ListObjectsV2 continuation tokens with DES, which Node 20's OpenSSL 3
+      // only offers through its legacy provider: without it every second page is a 500.
+      const peer = startProcess('s3rver', process.execPath, ['--openssl-legacy-provider', '-e', peerScript], { cwd: ctx.repoRoot });
       await waitPort(peerPort, 30_000);
 
       const peerS3 = s3client(`http://127.0.0.1:${peerPort}`, { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' });

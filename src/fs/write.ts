@@ -112,13 +112,17 @@ export class FsWriter {
     const r = this.resolve(virtualPath);
     const makeDir = this.need(r, 'makeDir');
     let current = '/';
-    for (const segment of r.actualPath.split('/').filter(Boolean)) {
+    const segments = r.actualPath.split('/').filter(Boolean);
+    /** Index of the first folder this call made, or -1. */
+    let made = -1;
+    for (const [i, segment] of segments.entries()) {
       const next = join(current, segment);
       const existing = await this.stat(r, next);
       if (existing && !existing.isDir) throw new Exists('file exists', 500);
       if (!existing) {
         try {
           await wrap(makeDir(current, checkName(segment)));
+          if (made < 0) made = i;
         } catch (err) {
           // Concurrent uploads into one new folder (S3 and rclone with many transfers) race to
           // create it: the folder made by the other one is as good as our own.
@@ -127,7 +131,14 @@ export class FsWriter {
       }
       current = next;
     }
-    this.changed(path.posix.dirname(virtualPath), true);
+    // Only what was made changed: the listing holding the first new folder, and that folder.
+    // (Every upload calls this for its folder: dropping its parent's listings recursively each
+    // time would empty the cache of every sibling folder, however big, on every upload.)
+    if (made < 0) return;
+    const virtualSegments = virtualPath.split('/').filter(Boolean);
+    const first = `/${virtualSegments.slice(0, virtualSegments.length - (segments.length - 1 - made)).join('/')}`;
+    this.changed(path.posix.dirname(first));
+    this.changed(first, true);
   }
 
   async rename(virtualPath: string, name: string, overwrite = false): Promise<void> {

@@ -56,6 +56,26 @@ describe.each(BACKENDS)('writing API on $name', (backend) => {
       expect(listed.data.content.map((o: any) => o.name)).toEqual(['ünï code.bin']);
     });
 
+    it('an upload drops only the listing of its own folder: the cached listings of other folders stay', async () => {
+      const cache = (s.core.fs as unknown as { cache: { get(id: number, p: string): unknown } }).cache;
+      const storageId = (await s.api('GET', '/api/admin/storage/list', { token: admin })).data.content.find((x: { mount_path: string }) => x.mount_path === '/a').id as number;
+      for (const p of ['/a', '/a/dir', '/a/dir/sub']) expect((await post('/api/fs/list', { path: p })).code).toBe(200);
+      for (const p of ['/', '/dir', '/dir/sub']) expect(cache.get(storageId, p), p).toBeDefined();
+      // Into the storage's root (whose parent is itself) and into an existing folder: neither makes a folder.
+      expect((await put('/a/sibling.txt', 'one')).json().code).toBe(200);
+      expect((await put('/a/dir/sub/next.txt', 'two')).json().code).toBe(200);
+      expect(cache.get(storageId, '/dir'), 'a sibling folder').toBeDefined();
+      expect(cache.get(storageId, '/'), 'the folder written to').toBeUndefined();
+      expect(cache.get(storageId, '/dir/sub'), 'the folder written to').toBeUndefined();
+      const listed = await post('/api/fs/list', { path: '/a/dir/sub' });
+      expect(listed.data.content.map((o: { name: string }) => o.name)).toContain('next.txt');
+      // A new folder drops the listing that gains it.
+      expect((await post('/api/fs/list', { path: '/a/dir' })).code).toBe(200);
+      expect((await put('/a/dir/made/deeper/file.txt', 'three')).json().code).toBe(200);
+      expect(cache.get(storageId, '/dir')).toBeUndefined();
+      expect((await post('/api/fs/list', { path: '/a/dir' })).data.content.map((o: { name: string }) => o.name)).toContain('made');
+    });
+
     it('replaces an existing file by default, refuses with Overwrite: false, and listings show the change at once', async () => {
       expect((await put('/a/over.txt', 'one')).json().code).toBe(200);
       expect((await post('/api/fs/list', { path: '/a' })).data.content.find((o: any) => o.name === 'over.txt').size).toBe(3);

@@ -298,7 +298,8 @@ function bodyOf(c: S3Call): Body {
     .filter(Boolean);
   if (trailerNames.length > 0 && !chunked) throw new S3Error(400, 'InvalidRequest', 'x-amz-trailer needs an aws-chunked body.');
   if (hash.endsWith('-TRAILER') && trailerNames.length === 0) throw new S3Error(400, 'InvalidRequest', `${hash} needs the x-amz-trailer header.`);
-  const headerChecksums = Object.keys(h).filter((k) => k.startsWith('x-amz-checksum-') && k !== 'x-amz-checksum-type' && k !== 'x-amz-checksum-algorithm');
+  // x-amz-checksum-type / -algorithm / -mode name a kind of checksum, they carry none.
+  const headerChecksums = Object.keys(h).filter((k) => k.startsWith('x-amz-checksum-') && !['x-amz-checksum-type', 'x-amz-checksum-algorithm', 'x-amz-checksum-mode'].includes(k));
   const declared = [...headerChecksums, ...trailerNames];
   if (declared.length > 1) throw new S3Error(400, 'InvalidRequest', 'Expecting a single x-amz-checksum- header. Multiple checksum types are not allowed.');
   const name = declared[0];
