@@ -7,6 +7,7 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hasProgram } from '../helpers/daemons.js';
 import { atrium, callApi, freePort, type ServerProcess, startServerProcess } from '../helpers/process.js';
+import { MAX_DATA, READ_LENGTH } from '../../src/protocols/sftp/openssh-ext.js';
 
 /**
  * The SFTP server started by `atrium server` from config (`sftp.enable`, `sftp.listen`), used by
@@ -123,6 +124,10 @@ describe.skipIf(missing.length > 0)('SFTP with OpenSSH sftp and rclone against a
     writeFileSync(path.join(work, 'k.txt'), 'by key');
     await sftpWithKey(['put k.txt /k.txt', 'ls /']);
     expect(readFileSync(path.join(files, 'k.txt'), 'utf8')).toBe('by key');
+    // OpenSSH's sftp asks limits@openssh.com and takes its lengths for the transfer requests
+    const verbose = await run('sftp', [...keyArgs, '-vvv', '-b', batch(['get /k.txt k-back.txt']), 'admin@127.0.0.1'], { cwd: work });
+    expect(verbose.stderr).toContain(`server upload/download buffer sizes ${MAX_DATA} / ${READ_LENGTH}; using ${MAX_DATA} / ${READ_LENGTH}`);
+    expect(readFileSync(path.join(work, 'k-back.txt'), 'utf8')).toBe('by key');
     const keys = (await callApi(base, 'GET', '/api/me/sshkey/list', { token })).data.content;
     expect(Date.parse(keys[0].last_used_time)).toBeGreaterThan(Date.parse(keys[0].added_time));
   }, 60_000);

@@ -5,6 +5,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { Client, type FileEntry, type ParsedKey, type Stats, utils } from 'ssh2';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { MAX_DATA, READ_LENGTH } from '../../src/protocols/sftp/openssh-ext.js';
 import { READDIR_PAGE } from '../../src/protocols/sftp/session.js';
 import type { ProtocolListener } from '../../src/protocols/listeners.js';
 import { BACKENDS } from '../helpers/backends.js';
@@ -115,6 +116,16 @@ describe.each(BACKENDS)('SFTP server with the ssh2 client on $name', (backend) =
     const m = await new Promise<number>((resolve, reject) => a.sftp.read(h, tail, 0, 100, body.length - 17, (err, bytes) => (err ? reject(err) : resolve(bytes))));
     expect(tail.subarray(0, m).equals(body.subarray(body.length - 17))).toBe(true);
     expect((await call<Stats>(a.sftp, 'fstat', h)).size).toBe(body.length);
+    // The client took the lengths of the limits@openssh.com answer: writes of 255 KiB, reads of 64 KiB.
+    const lengths = a.sftp as unknown as { _maxReadLen: number; _maxWriteLen: number };
+    expect([lengths._maxReadLen, lengths._maxWriteLen]).toEqual([READ_LENGTH, MAX_DATA]);
+    // A longer read than the limit is answered with MAX_DATA bytes, not with the whole request.
+    lengths._maxReadLen = 1 << 20;
+    const big = Buffer.alloc(1 << 20);
+    const got = await new Promise<number>((resolve, reject) => a.sftp.read(h, big, 0, big.length, 1000, (err, bytes) => (err ? reject(err) : resolve(bytes))));
+    lengths._maxReadLen = READ_LENGTH;
+    expect(got).toBe(MAX_DATA);
+    expect(big.subarray(0, got).equals(body.subarray(1000, 1000 + MAX_DATA))).toBe(true);
     await call(a.sftp, 'close', h);
     const down = path.join(path.dirname(local), 'down.bin');
     await call(a.sftp, 'fastGet', '/s/up.bin', down);
@@ -130,7 +141,7 @@ describe.each(BACKENDS)('SFTP server with the ssh2 client on $name', (backend) =
     await expect(call(a.sftp, 'rename', '/s/other.txt', '/s/hello.txt')).rejects.toThrow(/exists/);
     // advertised in the VERSION reply (hardlink is not)
     const exts = (a.sftp as unknown as { _extensions: Record<string, string> })._extensions;
-    expect(exts).toEqual({ 'posix-rename@openssh.com': '1', 'statvfs@openssh.com': '2', 'fstatvfs@openssh.com': '2' });
+    expect(exts).toEqual({ 'posix-rename@openssh.com': '1', 'statvfs@openssh.com': '2', 'fstatvfs@openssh.com': '2', 'limits@openssh.com': '1' });
     writeFileSync(path.join(root, 'hello2.txt'), 'replaced');
     await call(a.sftp, 'ext_openssh_rename', '/s/other.txt', '/s/hello2.txt');
     expect(readFileSync(path.join(root, 'hello2.txt'), 'utf8')).toBe('other');

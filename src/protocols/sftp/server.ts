@@ -1,4 +1,5 @@
 import { rm } from 'node:fs/promises';
+import net, { type Socket } from 'node:net';
 import path from 'node:path';
 import type * as Ssh2 from 'ssh2';
 import type { CipherAlgorithm, Connection } from 'ssh2';
@@ -61,14 +62,42 @@ export async function startSftpServer(core: Core, listen = core.config.sftp.list
     client.on('error', (err) => log.debug({ err, ip: info.ip }, 'sftp connection error'));
     client.on('close', () => clients.delete(client));
   });
-  const actual = await listenOn(server, port, host);
-  server.on('error', (err: Error) => log.error({ err }, 'sftp server error'));
+  // Our own listener hands each connection to ssh2, so that its socket's writes can be batched.
+  const tcp = net.createServer((socket) => {
+    batchWrites(socket);
+    server.injectSocket(socket);
+  });
+  const actual = await listenOn(tcp, port, host);
+  tcp.on('error', (err: Error) => log.error({ err }, 'sftp server error'));
   return {
     url: `sftp://${host || '0.0.0.0'}:${actual}`,
     port: actual,
     close: async () => {
       for (const c of clients) c.end();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
+      await new Promise<void>((resolve) => tcp.close(() => resolve()));
     },
   };
+}
+
+/**
+ * The packets ssh2 sends in one turn of the event loop leave in one write: SFTP clients keep many
+ * requests in flight, and ssh2 writes every answer packet (a status of 28 bytes, or 32 KiB of a
+ * file) to the socket on its own, one system call each. The first write of a turn corks the
+ * socket; it is uncorked once the turn's I/O callbacks (and the answers they made) have run.
+ */
+function batchWrites(socket: Socket): void {
+  let corked = false;
+  const uncork = () => {
+    corked = false;
+    socket.uncork();
+  };
+  const write = socket.write;
+  socket.write = function (this: Socket, ...args: Parameters<Socket['write']>) {
+    if (!corked) {
+      corked = true;
+      socket.cork();
+      setImmediate(uncork);
+    }
+    return write.apply(this, args);
+  } as Socket['write'];
 }

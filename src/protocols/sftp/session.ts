@@ -6,7 +6,7 @@ import type { Logger } from '../../logger.js';
 import { lsLine } from '../ls-line.js';
 import type { View } from '../../view/view.js';
 import { DirHandle, DownloadHandle, UnsupportedWrite, UploadHandle } from './handles.js';
-import { advertiseExtensions, sendExtendedReply, statvfsBody, VFS_FLAG, type VfsStats } from './openssh-ext.js';
+import { advertiseExtensions, limitsBody, MAX_DATA, sendExtendedReply, statvfsBody, VFS_FLAG, type VfsStats } from './openssh-ext.js';
 import { Spool } from './spool.js';
 
 /** SFTP v3 status codes and open flags (draft-ietf-secsh-filexfer-02). */
@@ -147,7 +147,8 @@ export function serveSftp(sftp: SFTPWrapper, ufs: View, log: Logger, opts: Sessi
 
   sftp.on('READ', (reqId, buf, offset, len) =>
     run(reqId, 'read', async () => {
-      const data = await handleOf(buf, DownloadHandle).read(offset, len);
+      // A longer read is answered with at most MAX_DATA bytes, as the limits extension tells.
+      const data = await handleOf(buf, DownloadHandle).read(offset, Math.min(len, MAX_DATA));
       if (data) sftp.data(reqId, data);
       else sftp.status(reqId, STATUS.EOF);
     }),
@@ -277,6 +278,10 @@ export function serveSftp(sftp: SFTPWrapper, ufs: View, log: Logger, opts: Sessi
         const buf = readBytes(data);
         if (!buf) throw new SftpStatus(STATUS.BAD_MESSAGE, 'malformed fstatvfs request');
         await statvfs(reqId, anyHandle(buf).path);
+      });
+    } else if (name === 'limits@openssh.com' && extended) {
+      run(reqId, 'limits', async () => {
+        if (!sendExtendedReply(sftp, reqId, limitsBody(), log)) throw new SftpStatus(STATUS.OP_UNSUPPORTED, 'limits is not supported');
       });
     } else sftp.status(reqId, STATUS.OP_UNSUPPORTED, `${name} is not supported`);
   });
