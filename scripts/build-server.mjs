@@ -2,7 +2,7 @@
 // Kysely, zod, pino, jose…) in one minified file, so that start-up reads one file instead of
 // hundreds of modules (about half the time to the first answer and 10 MB less memory).
 // Packages with native code, and those loaded only when a feature is used (drivers, cluster
-// mode, thumbnails, WebDAV XML bodies, crypt), stay in node_modules and load on first use.
+// mode, thumbnails, WebDAV XML bodies, crypt, LDAP logins, zip downloads), stay in node_modules and load on first use.
 import { build } from 'esbuild';
 
 /** Left to node_modules: native code, or loaded lazily (keeping them out keeps them off the heap). */
@@ -27,6 +27,8 @@ const EXTERNAL = [
   '@xmldom/xmldom',
   '@zip.js/zip.js',
   'tar-stream',
+  'ldapts',
+  'yazl',
 ];
 
 await build({

@@ -1,12 +1,17 @@
-import { Client, EqualityFilter, type ClientOptions } from 'ldapts';
+import type * as Ldapts from 'ldapts';
+import type { ClientOptions } from 'ldapts';
 import type { Settings } from '../settings/service.js';
+import { lazyRequire } from '../util/lazy-require.js';
+
+/** The LDAP client (about 4 MB of heap): loaded at the first LDAP login, not at start. */
+const loadLdapts = lazyRequire<typeof Ldapts>('ldapts');
 
 /** A directory whose connection settings are missing or wrong (an admin's error, not a user's). */
 export class LdapConfigError extends Error {}
 
 /** RFC 4515 escaping of a value put into a search filter. */
 export function escapeFilterValue(value: string): string {
-  return new EqualityFilter({ attribute: 'x', value }).toString().slice('(x='.length, -1);
+  return new (loadLdapts().EqualityFilter)({ attribute: 'x', value }).toString().slice('(x='.length, -1);
 }
 
 /**
@@ -34,6 +39,7 @@ export class LdapDirectory {
     // ldapts opens TLS from the start whenever tlsOptions are given: only for ldaps:// URLs.
     const options: ClientOptions = { url, timeout: 10_000, connectTimeout: 10_000, ...(secure ? { tlsOptions } : {}) };
     const startTls = !secure && this.settings.getBool('ldap_start_tls');
+    const { Client } = loadLdapts();
     const search = new Client(options);
     try {
       if (startTls) await search.startTLS(tlsOptions);

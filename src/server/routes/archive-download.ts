@@ -2,7 +2,7 @@ import path from 'node:path';
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { FastifyInstance } from 'fastify';
-import { ZipFile } from 'yazl';
+import type * as Yazl from 'yazl';
 import { z } from 'zod';
 import type { Core } from '../../core.js';
 import type { Obj } from '../../drivers/types.js';
@@ -10,6 +10,10 @@ import { BadRequest, Forbidden } from '../../errors.js';
 import type { View } from '../../view/view.js';
 import { ANY, apiRoute } from '../route.js';
 import { contentDisposition } from '../send-file.js';
+import { lazyRequire } from '../../util/lazy-require.js';
+
+/** The zip writer, loaded at the first zip download. */
+const loadYazl = lazyRequire<typeof Yazl>('yazl');
 
 /** Entries one archive may hold: the plan is listed before the first byte is sent. */
 export const MAX_ARCHIVE_ENTRIES = 200_000;
@@ -109,7 +113,7 @@ export function archiveDownloadRoutes(app: FastifyInstance, core: Core): void {
       const planned = await plan(view, dir, input.names);
       if (input.dry_run) return { files: planned.files.length, folders: planned.emptyDirs.length, size: planned.bytes };
 
-      const zip = new ZipFile();
+      const zip = new (loadYazl().ZipFile)();
       const out = zip.outputStream as Readable;
       // a file that fails to open or read ends the archive (yazl reports it on the ZipFile)
       zip.on('error', (err: Error) => out.destroy(err));
