@@ -69,8 +69,9 @@ const { SINGLE, SITE, STYLE, PREVIEW, GLOBAL, OFFLINE_DOWNLOAD, INDEX, SSO, LDAP
 
 /**
  * OpenList's per-kind task thread settings (group traffic): the number of tasks of that kind
- * run at once. Their defaults are the config's `tasks.<section>.workers`. The decompress kinds'
- * keys come with archive support.
+ * run at once. Their defaults are the config's `tasks.<section>.workers`. OpenList calls the two
+ * archive task kinds' threads "decompress download" (expanding the archive) and "decompress
+ * upload" (storing what was expanded).
  */
 export const TASK_THREAD_SETTINGS = {
   offline_download: 'offline_download_task_threads_num',
@@ -78,6 +79,8 @@ export const TASK_THREAD_SETTINGS = {
   upload: 'upload_task_threads_num',
   copy: 'copy_task_threads_num',
   move: 'move_task_threads_num',
+  decompress: 'decompress_download_task_threads_num',
+  decompress_upload: 'decompress_upload_task_threads_num',
 } as const;
 export type ThreadedTaskKind = keyof typeof TASK_THREAD_SETTINGS;
 
