@@ -1,23 +1,26 @@
 import { Transform, type TransformCallback } from 'node:stream';
 import { BadRequest, TooLarge } from '../errors.js';
 
-/** One entry of an archive, by its cleaned inner path (`/a/b.txt`). */
+/** One entry of an archive, by its cleaned inner path (`/a/b.txt`); `modified` in ms since 1970. */
 export interface ArchiveEntry {
   path: string;
   size: number;
   isDir: boolean;
-  modified: Date;
+  modified: number;
   encrypted: boolean;
 }
 
-/** A folder or file of the inner tree (what archive/meta answers as `content`). */
+/**
+ * A folder or file of the inner tree (what archive/meta answers as `content`), kept small: the
+ * cache holds one per entry of every cached archive (about 130 bytes each).
+ */
 export interface TreeNode {
   name: string;
-  path: string;
   size: number;
   isDir: boolean;
-  modified: Date;
-  children: TreeNode[];
+  modified: number;
+  /** null for files. */
+  children: TreeNode[] | null;
 }
 
 /**
@@ -43,15 +46,15 @@ export function cleanInner(raw: string | undefined): string {
 
 /** The inner tree of a flat entry list: folders implied by deeper names are added. */
 export function buildTree(entries: ArchiveEntry[]): TreeNode {
-  const root: TreeNode = { name: '', path: '/', size: 0, isDir: true, modified: new Date(0), children: [] };
+  const root: TreeNode = { name: '', size: 0, isDir: true, modified: 0, children: [] };
   const byPath = new Map<string, TreeNode>([['/', root]]);
   const folder = (p: string): TreeNode => {
     let node = byPath.get(p);
     if (node) return node;
     const cut = p.lastIndexOf('/');
     const parent = folder(cut === 0 ? '/' : p.slice(0, cut));
-    node = { name: p.slice(cut + 1), path: p, size: 0, isDir: true, modified: new Date(0), children: [] };
-    parent.children.push(node);
+    node = { name: p.slice(cut + 1), size: 0, isDir: true, modified: 0, children: [] };
+    parent.children!.push(node);
     byPath.set(p, node);
     return node;
   };
@@ -62,8 +65,8 @@ export function buildTree(entries: ArchiveEntry[]): TreeNode {
     }
     if (byPath.has(e.path)) continue;
     const cut = e.path.lastIndexOf('/');
-    const node: TreeNode = { name: e.path.slice(cut + 1), path: e.path, size: e.size, isDir: false, modified: e.modified, children: [] };
-    folder(cut === 0 ? '/' : e.path.slice(0, cut)).children.push(node);
+    const node: TreeNode = { name: e.path.slice(cut + 1), size: e.size, isDir: false, modified: e.modified, children: null };
+    folder(cut === 0 ? '/' : e.path.slice(0, cut)).children!.push(node);
     byPath.set(e.path, node);
   }
   return root;
@@ -73,7 +76,7 @@ export function findNode(root: TreeNode, inner: string): TreeNode | undefined {
   if (inner === '/') return root;
   let node: TreeNode | undefined = root;
   for (const seg of inner.slice(1).split('/')) {
-    node = node?.children.find((c) => c.name === seg);
+    node = node?.children?.find((c) => c.name === seg);
     if (!node) return undefined;
   }
   return node;

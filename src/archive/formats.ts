@@ -4,7 +4,8 @@ import { spawnSync } from 'node:child_process';
  * The archive formats Atrium reads, by name suffix. zip through @zip.js/zip.js (ranged reads of
  * the central directory, ZipCrypto and AES); the tar family and single compressed files through
  * tar-stream with Node's zlib (gzip) or the Debian tools bzip2, xz and zstd (Node 20 has no
- * bzip2/xz/zstd codec); 7z through the Debian 7-Zip tool (`7zz` of package 7zip, or p7zip's `7z`).
+ * bzip2/xz/zstd codec); 7z through the Debian 7-Zip tool (`7zz` of package 7zip, or p7zip's `7z`);
+ * rar (RAR 4 and 5) through node-unrar-js (unrar in WebAssembly: Debian's 7-Zip has no RAR codec).
  */
 export type ArchiveFormat = 'zip' | 'tar' | 'tar.gz' | 'tar.bz2' | 'tar.xz' | 'tar.zst' | 'gz' | 'bz2' | 'xz' | 'zst' | '7z' | 'rar';
 
@@ -70,12 +71,7 @@ export function sevenZip(): string | undefined {
   return ['7zz', '7z'].find(hasTool);
 }
 
-/**
- * rar is not listed: Debian's 7zip is built without the RAR codec (non-free), and no Debian
- * tool in main writes rar, so there is nothing here to read it with or to test it against.
- */
 const supported = (f: ArchiveFormat) => {
-  if (f === 'rar') return false;
   const tool = TOOL_OF[f];
   if (tool === 'SEVEN_ZIP') return sevenZip() !== undefined;
   return tool === undefined || hasTool(tool);

@@ -17,6 +17,7 @@ import { type OpenedArchive, wrongPassword } from './reader.js';
 import { open7z } from './sevenzip.js';
 import { ByteSource } from './source.js';
 import { openStreamed } from './stream-formats.js';
+import { openRar } from './rar.js';
 import { openZip } from './zip.js';
 
 /** The folder of temp_dir where extractions are staged before their upload. */
@@ -49,6 +50,8 @@ interface UploadPayload {
 }
 
 const CACHE_SIZE = 64;
+/** Entries the cached trees may hold in all (about 130 bytes each). */
+const CACHE_ENTRIES = 500_000;
 const CACHE_TTL_MS = 10 * 60_000;
 
 /** The most of a peer's JSON refusal of an entry link that is read. */
@@ -155,12 +158,14 @@ export class Archives {
     if (!format) throw new BadRequest(`not a supported archive: ${obj.name}`);
     const { link } = await this.fs.link(virtualPath, {});
     const source = new ByteSource(link, link.file?.size ?? obj.size, this.links);
+    const guard = new BombGuard(this.limits(), obj.size);
     let archive: OpenedArchive;
-    if (format === 'zip') archive = await openZip(source, this.settings.get('non_efs_zip_encoding'));
-    else if (format === '7z' || format === 'rar') archive = await open7z(source, this.tempDir, obj.name, password);
+    if (format === 'zip') archive = await openZip(source, this.settings.get('non_efs_zip_encoding'), (n) => guard.checkEntries(n));
+    else if (format === '7z') archive = await open7z(source, this.tempDir, obj.name, password);
+    else if (format === 'rar') archive = await openRar(source, this.tempDir, password, this.limits().maxBytes);
     else archive = await openStreamed(source, format, obj.name, obj.modified);
     try {
-      new BombGuard(this.limits(), obj.size).checkEntries(archive.entries.length);
+      guard.checkEntries(archive.entries.length);
     } catch (err) {
       await archive.close();
       throw err;
@@ -180,8 +185,16 @@ export class Archives {
       return hit.meta;
     }
     const meta = (await this.metaOnStorage(virtualPath, opts.password ?? '')) ?? (await this.readMeta(virtualPath, opts.password));
+    this.cache.delete(virtualPath);
     this.cache.set(virtualPath, { at: Date.now(), meta, key });
-    while (this.cache.size > CACHE_SIZE) this.cache.delete(this.cache.keys().next().value!);
+    // At most CACHE_SIZE archives and CACHE_ENTRIES entries in all (the newest is always kept).
+    let held = 0;
+    for (const v of this.cache.values()) held += v.meta.entries;
+    while (this.cache.size > 1 && (this.cache.size > CACHE_SIZE || held > CACHE_ENTRIES)) {
+      const [oldest, v] = this.cache.entries().next().value!;
+      held -= v.meta.entries;
+      this.cache.delete(oldest);
+    }
     return meta;
   }
 
@@ -211,7 +224,7 @@ export class Archives {
     if (listed) return listed;
     const node = findNode((await this.meta(virtualPath, opts)).tree, inner);
     if (!node) throw new Missing(`${inner} is not in the archive`);
-    if (!node.isDir) throw new BadRequest(`${inner} is not a folder in the archive`);
+    if (!node.children) throw new BadRequest(`${inner} is not a folder in the archive`);
     return node.children;
   }
 
@@ -393,6 +406,8 @@ export class Archives {
             name: path.posix.basename(f.rel),
             size: f.size,
             stream: createReadStream(path.join(p.temp, f.rel)),
+            // A storage on the same file system (Local) takes the staged file by renaming it.
+            localFile: path.join(p.temp, f.rel),
             signal: ctx.signal,
             onProgress: (b) => ctx.setProgress(total > 0 ? ((base + b) / total) * 100 : 100),
           },

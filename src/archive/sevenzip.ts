@@ -1,9 +1,7 @@
 import { spawn } from 'node:child_process';
-import { createWriteStream } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { rm } from 'node:fs/promises';
 import path from 'node:path';
 import { PassThrough, type Readable } from 'node:stream';
-import { pipeline } from 'node:stream/promises';
 import { BadRequest, Missing } from '../errors.js';
 import { type ArchiveEntry, safeInnerPath } from './entries.js';
 import { sevenZip } from './formats.js';
@@ -49,10 +47,8 @@ function parseSlt(text: string): Array<Record<string, string>> {
  * archive is first copied into a private folder under temp_dir (removed on close).
  */
 export async function open7z(source: ByteSource, tempDir: string, archiveName: string, password: string): Promise<OpenedArchive> {
-  const dir = await mkdtemp(path.join(tempDir, 'archive-'));
-  const file = path.join(dir, `a${path.extname(archiveName)}`);
+  const { dir, file } = await source.toTempFile(tempDir, path.extname(archiveName));
   try {
-    await pipeline(await source.all(), createWriteStream(file));
     const list = run7z(['l', '-slt', '-sccUTF-8', file], password);
     let out = '';
     list.stdout.on('data', (c: Buffer) => (out += c.toString()));
@@ -68,7 +64,7 @@ export async function open7z(source: ByteSource, tempDir: string, archiveName: s
         continue;
       }
       const modified = b.Modified ? new Date(`${b.Modified.replace(' ', 'T').slice(0, 19)}Z`) : new Date(0);
-      entries.push({ path: p, size: Number(b.Size ?? 0) || 0, isDir, modified: Number.isNaN(modified.getTime()) ? new Date(0) : modified, encrypted: b.Encrypted === '+' });
+      entries.push({ path: p, size: Number(b.Size ?? 0) || 0, isDir, modified: Number.isNaN(modified.getTime()) ? 0 : modified.getTime(), encrypted: b.Encrypted === '+' });
       rawName.set(p, b.Path!);
     }
     const read = (inner: string, pass: string): Readable => {

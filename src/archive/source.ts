@@ -1,4 +1,8 @@
+import { createWriteStream } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import path from 'node:path';
 import type { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
 import type { Link } from '../drivers/types.js';
 import { ServerError, Upstream } from '../errors.js';
 import type { LinkFetcher } from '../net/link-fetch.js';
@@ -51,6 +55,19 @@ export class ByteSource {
     }
     if (at < length) throw new Upstream('the archive ended early');
     return out;
+  }
+
+  /** A copy of the archive in a new private folder of `tempDir` (for tools that need a seekable file); the caller removes `dir`. */
+  async toTempFile(tempDir: string, ext: string): Promise<{ dir: string; file: string }> {
+    const dir = await mkdtemp(path.join(tempDir, 'archive-'));
+    const file = path.join(dir, `a${ext}`);
+    try {
+      await pipeline(await this.all(), createWriteStream(file));
+    } catch (err) {
+      await rm(dir, { recursive: true, force: true });
+      throw err;
+    }
+    return { dir, file };
   }
 
   /** The whole archive from the start, in one pass (streaming formats). */

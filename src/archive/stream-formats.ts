@@ -69,7 +69,7 @@ async function walkTar(input: Readable, visit: Visit, refused?: string[]): Promi
         e.resume();
         continue;
       }
-      await visit({ path: p, size: kind === 'dir' ? 0 : (h.size ?? 0), isDir: kind === 'dir', modified: h.mtime ?? new Date(0), encrypted: false }, e as unknown as Readable);
+      await visit({ path: p, size: kind === 'dir' ? 0 : (h.size ?? 0), isDir: kind === 'dir', modified: h.mtime?.getTime() ?? 0, encrypted: false }, e as unknown as Readable);
     }
   })().catch((err: unknown) => {
     extract.destroy(err as Error);
@@ -92,7 +92,7 @@ export async function openStreamed(source: ByteSource, format: Exclude<ArchiveFo
   const entries: ArchiveEntry[] = [];
   const refused: string[] = [];
   if (single) {
-    entries.push({ path: `/${name}`, size: 0, isDir: false, modified, encrypted: false });
+    entries.push({ path: `/${name}`, size: 0, isDir: false, modified: modified.getTime(), encrypted: false });
   } else {
     await walkTar(await body(), async (e, b) => {
       entries.push(e);

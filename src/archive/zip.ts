@@ -1,39 +1,86 @@
-import { Readable } from 'node:stream';
-import { ReadableStream } from 'node:stream/web';
+import { PassThrough, pipeline, Readable, Transform } from 'node:stream';
+import type { ReadableStream } from 'node:stream/web';
+import { createInflateRaw, crc32 } from 'node:zlib';
 import type * as Zipjs from '@zip.js/zip.js';
-import { BadRequest, Missing, Upstream } from '../errors.js';
+import { Missing, Upstream } from '../errors.js';
 import { type ArchiveEntry, safeInnerPath } from './entries.js';
 import { type OpenedArchive, under, wrongPassword } from './reader.js';
 import type { ByteSource } from './source.js';
+import { asBuffer, readZipDirectory, type ZipRecord } from './zip-directory.js';
 import { lazyRequire } from '../util/lazy-require.js';
 
-/** zip.js, loaded when the first zip is opened (most requests never open one). */
+/** zip.js, loaded when the first encrypted entry is read (most requests never need it). */
 const loadZipjs = lazyRequire<typeof Zipjs>('@zip.js/zip.js');
-let loaded: { zipjs: typeof Zipjs; RangeReader: ReturnType<typeof rangeReaderClass> } | undefined;
+let loaded: { zipjs: typeof Zipjs; OneEntryReader: ReturnType<typeof oneEntryReaderClass> } | undefined;
 function lib() {
   if (!loaded) {
     const zipjs = loadZipjs();
     zipjs.configure({ useWebWorkers: false });
-    loaded = { zipjs, RangeReader: rangeReaderClass(zipjs) };
+    loaded = { zipjs, OneEntryReader: oneEntryReaderClass(zipjs) };
   }
   return loaded;
 }
 
-/** zip.js reads through this: every read is one ranged read of the archive (central directory first). */
-const rangeReaderClass = (zipjs: typeof Zipjs) => class RangeReader extends zipjs.Reader<ByteSource> {
-  constructor(private readonly source: ByteSource) {
+/** What a zip entry keeps besides its listing fields: where and how its bytes are stored. */
+interface ZipEntry extends ArchiveEntry {
+  method: number;
+  crc: number;
+  compressedSize: number;
+  localOffset: number;
+  cdOffset: number;
+  cdLength: number;
+}
+
+const LOCAL_HEADER = 0x04034b50;
+
+/**
+ * The archive as zip.js sees it to read one entry: the real bytes, then a central directory of
+ * that one entry (its record as stored) and a zip64 end record pointing at it. zip.js then reads
+ * the entry's local header and data from the real bytes by ranges, and never the whole directory.
+ */
+const oneEntryReaderClass = (zipjs: typeof Zipjs) => class OneEntryReader extends zipjs.Reader<ByteSource> {
+  private readonly tail: Buffer;
+  constructor(
+    private readonly source: ByteSource,
+    record: Buffer,
+  ) {
     super(source);
-    this.size = source.size;
+    const at = source.size;
+    const z64 = Buffer.alloc(56);
+    z64.writeUInt32LE(0x06064b50, 0);
+    z64.writeBigUInt64LE(44n, 4);
+    z64.writeUInt16LE(45, 12);
+    z64.writeUInt16LE(45, 14);
+    z64.writeBigUInt64LE(1n, 24);
+    z64.writeBigUInt64LE(1n, 32);
+    z64.writeBigUInt64LE(BigInt(record.length), 40);
+    z64.writeBigUInt64LE(BigInt(at), 48);
+    const locator = Buffer.alloc(20);
+    locator.writeUInt32LE(0x07064b50, 0);
+    locator.writeBigUInt64LE(BigInt(at + record.length), 8);
+    locator.writeUInt32LE(1, 16);
+    const eocd = Buffer.alloc(22);
+    eocd.writeUInt32LE(0x06054b50, 0);
+    eocd.writeUInt16LE(0xffff, 8);
+    eocd.writeUInt16LE(0xffff, 10);
+    eocd.writeUInt32LE(0xffffffff, 12);
+    eocd.writeUInt32LE(0xffffffff, 16);
+    this.tail = Buffer.concat([record, z64, locator, eocd]);
+    this.size = at + this.tail.length;
   }
 
   override async readUint8Array(index: number, length: number): Promise<Uint8Array> {
-    return this.source.read(index, Math.min(length, this.size - index));
+    const real = this.source.size;
+    const end = Math.min(index + length, this.size);
+    if (index >= real) return this.tail.subarray(index - real, end - real);
+    if (end <= real) return this.source.read(index, end - index);
+    return Buffer.concat([asBuffer(await this.source.read(index, real - index)), this.tail.subarray(0, end - real)]);
   }
 
   /** An entry's data as one streamed range read (not one read per chunk), with back-pressure. */
   override createReadable(options: Zipjs.CreateReadableOptions = {}): globalThis.ReadableStream<Uint8Array> {
     const offset = options.offset ?? 0;
-    const size = options.size ?? this.size - offset;
+    const size = options.size ?? this.source.size - offset;
     const source = this.source;
     let chunks: AsyncIterator<Buffer> | undefined;
     return new globalThis.ReadableStream<Uint8Array>(
@@ -63,90 +110,114 @@ function asKind(err: unknown): unknown {
   return err;
 }
 
+/** Checks the bytes that pass against the entry's size and CRC-32 from the directory. */
+function checked(e: ZipEntry): Transform {
+  let crc = 0;
+  let n = 0;
+  return new Transform({
+    transform(chunk: Buffer, _enc, cb) {
+      crc = crc32(chunk, crc);
+      n += chunk.length;
+      cb(null, chunk);
+    },
+    flush(cb) {
+      cb(n !== e.size || crc !== e.crc ? new Upstream(`the zip entry ${e.path} is damaged (size or CRC-32 does not match)`) : null);
+    },
+  });
+}
+
+/**
+ * A stored or deflated entry without encryption, read with Node's zlib: its local header (for
+ * where the data starts), then the data as one ranged read, inflated and checked.
+ */
+async function plainEntry(source: ByteSource, e: ZipEntry): Promise<Readable> {
+  const head = asBuffer(await source.read(e.localOffset, 30));
+  if (head.readUInt32LE(0) !== LOCAL_HEADER) throw new Upstream(`the zip entry ${e.path} has no local header where the directory says`);
+  const start = e.localOffset + 30 + head.readUInt16LE(26) + head.readUInt16LE(28);
+  const raw = e.compressedSize > 0 ? await source.stream(start, start + e.compressedSize - 1) : Readable.from([]);
+  const out = new PassThrough();
+  const streams: NodeJS.ReadWriteStream[] = e.method === 8 ? [createInflateRaw(), checked(e), out] : [checked(e), out];
+  pipeline([raw, ...streams], (err) => {
+    if (err && !out.destroyed) out.destroy(err.name === 'Error' && (err as NodeJS.ErrnoException).code?.startsWith('Z_') ? new Upstream(`the zip entry ${e.path} is damaged: ${err.message}`) : err);
+  });
+  return out;
+}
+
 /**
  * A zip read through its central directory, with ranged reads only (no full download on remote
  * storages). Names not flagged UTF-8 are decoded with `encoding` (setting non_efs_zip_encoding).
  */
-export async function openZip(source: ByteSource, encoding: string): Promise<OpenedArchive> {
-  const { zipjs, RangeReader } = lib();
-  const reader = new zipjs.ZipReader(new RangeReader(source), {
-    filenameEncoding: encoding || undefined,
-    commentEncoding: encoding || undefined,
-    // Unsafe names are refused one by one below (safeInnerPath), not by failing the whole archive.
-    filenameValidation: 'tolerant',
-  });
-  const entries: ArchiveEntry[] = [];
+export async function openZip(source: ByteSource, encoding: string, checkEntries: (n: number) => void): Promise<OpenedArchive> {
+  const dir = await readZipDirectory(source, encoding);
+  // Refused before reading the directory when the archive says it holds too many (archive_max_entries).
+  checkEntries(dir.entries);
+  const entries: ZipEntry[] = [];
   const refused: string[] = [];
-  /**
-   * Entries are walked with the generator and not kept: zip.js's entry objects cost kilobytes
-   * each (a 100 000-entry zip took ~1.7 GB kept, ~170 MB walked). Reading an entry walks the
-   * central directory again (ranged reads only) to find it.
-   */
-  const walk = async (visit: (entry: ArchiveEntry, raw: Zipjs.FileEntry) => Promise<boolean | void>): Promise<void> => {
-    for await (const e of reader.getEntriesGenerator()) {
-      const p = safeInnerPath(e.filename);
-      // Symlink entries (unix mode 0120000 in the external attributes) are never followed or written.
-      const isLink = ((e.externalFileAttributes >>> 16) & 0o170000) === 0o120000;
-      const entry = p && !isLink ? { path: p, size: e.uncompressedSize, isDir: e.directory, modified: e.lastModDate, encrypted: e.encrypted } : undefined;
-      if (!entry) {
-        if (visit === list) refused.push(e.filename);
-        continue;
-      }
-      if ((await visit(entry, e as Zipjs.FileEntry)) === false) return;
+  await dir.walk((r: ZipRecord) => {
+    const p = safeInnerPath(r.name);
+    // Symlink entries (unix mode 0120000 in the external attributes) are never followed or written.
+    const isLink = ((r.externalAttributes >>> 16) & 0o170000) === 0o120000;
+    if (!p || isLink) {
+      refused.push(r.name);
+      return;
     }
-  };
-  const list = async (entry: ArchiveEntry) => {
-    entries.push(entry);
-  };
-  try {
-    await walk(list);
-  } catch (err) {
-    throw new BadRequest(`not a readable zip archive: ${(err as Error).message}`);
-  }
-  const comment = new TextDecoder().decode(reader.comment);
-  const find = async (inner: string): Promise<Zipjs.FileEntry | undefined> => {
-    let found: Zipjs.FileEntry | undefined;
-    await walk(async (e, raw) => {
-      if (e.path !== inner || e.isDir) return;
-      found = raw;
-      return false;
+    const isDir = r.name.endsWith('/') || r.name.endsWith('\\') || ((r.externalAttributes & 0x10) !== 0 && r.size === 0);
+    entries.push({
+      path: p,
+      size: r.size,
+      isDir,
+      modified: r.modified,
+      encrypted: (r.flags & 1) !== 0,
+      method: r.method,
+      crc: r.crc,
+      compressedSize: r.compressedSize,
+      localOffset: r.localOffset,
+      cdOffset: r.cdOffset,
+      cdLength: r.cdLength,
     });
-    return found;
-  };
+  });
 
-  const read = async (entry: Zipjs.FileEntry, password: string, signal?: AbortSignal): Promise<Readable> => {
-    const opts = { password: entry.encrypted ? password : undefined, signal, checkAmount: undefined };
-    if (entry.encrypted) {
-      if (!password) throw wrongPassword();
-      try {
-        await entry.getData(new zipjs.Uint8ArrayWriter(), { ...opts, checkPasswordOnly: true });
-      } catch (err) {
-        throw asKind(err);
-      }
+  /** Through zip.js: encrypted entries (ZipCrypto, AES) and methods other than store and deflate. */
+  const viaZipjs = async (e: ZipEntry, password: string, signal?: AbortSignal): Promise<Readable> => {
+    if (e.encrypted && !password) throw wrongPassword();
+    const { zipjs, OneEntryReader } = lib();
+    const record = asBuffer(await source.read(e.cdOffset, e.cdLength));
+    const reader = new zipjs.ZipReader(new OneEntryReader(source, record), { filenameValidation: 'tolerant' });
+    let entry: Zipjs.FileEntry;
+    try {
+      const [first] = await reader.getEntries();
+      if (!first || first.directory) throw new Upstream(`the zip entry ${e.path} could not be read`);
+      entry = first as Zipjs.FileEntry;
+      const opts = { password: e.encrypted ? password : undefined, signal, checkAmount: undefined };
+      if (e.encrypted) await entry.getData(new zipjs.Uint8ArrayWriter(), { ...opts, checkPasswordOnly: true });
+      const { readable, writable } = new TransformStream<Uint8Array, Uint8Array>();
+      const out = Readable.fromWeb(readable as ReadableStream<Uint8Array>);
+      entry.getData(writable, opts).catch((err: unknown) => out.destroy(asKind(err) as Error));
+      return out;
+    } catch (err) {
+      throw asKind(err);
     }
-    const { readable, writable } = new TransformStream<Uint8Array, Uint8Array>();
-    const out = Readable.fromWeb(readable as ReadableStream<Uint8Array>);
-    entry.getData(writable, opts).catch((err: unknown) => out.destroy(asKind(err) as Error));
-    return out;
   };
+  const read = (e: ZipEntry, password: string, signal?: AbortSignal): Promise<Readable> =>
+    !e.encrypted && (e.method === 0 || e.method === 8) ? plainEntry(source, e) : viaZipjs(e, password, signal);
 
   return {
-    comment,
+    comment: dir.comment,
     encrypted: entries.some((e) => e.encrypted),
     entries,
     refused,
     async open(inner, password, signal) {
-      const entry = await find(inner);
+      const entry = entries.find((e) => e.path === inner && !e.isDir);
       if (!entry) throw new Missing(`${inner} is not a file in the archive`);
       return read(entry, password, signal);
     },
     async extract(prefix, password, each, signal) {
-      await walk(async (e, raw) => {
-        if (e.isDir || !under(prefix, e.path)) return;
+      for (const e of entries) {
+        if (e.isDir || !under(prefix, e.path)) continue;
         signal?.throwIfAborted();
-        await each(e, await read(raw, password, signal));
-      });
+        await each(e, await read(e, password, signal));
+      }
     },
-    close: () => reader.close(),
+    close: async () => {},
   };
 }

@@ -1,3 +1,4 @@
+import { Readable } from 'node:stream';
 import type { FastifyInstance, FastifyReply, FastifyRequest, HTTPMethods } from 'fastify';
 import type { z } from 'zod';
 import type { Principal } from '../auth/accounts.js';
@@ -16,9 +17,13 @@ declare module 'fastify' {
   }
 }
 
-/** Already-serialised JSON a handler returns as `data` (large listings are assembled as text). */
+/**
+ * Already-serialised JSON a handler returns as `data` (large listings are assembled as text),
+ * whole or as pieces sent as they are made (a tree of 100 000 archive entries never exists as
+ * one string).
+ */
 export class RawJson {
-  constructor(readonly text: string) {}
+  constructor(readonly text: string | Iterable<string>) {}
 }
 
 export interface RouteContext<I> {
@@ -39,6 +44,19 @@ export interface ApiRoute<S extends z.ZodType> {
   /** Request headers the route reads, name → description (for the OpenAPI document). */
   headers?: Record<string, string>;
   handler(ctx: RouteContext<z.infer<S>>): Promise<unknown> | unknown;
+}
+
+/** The success envelope around `data` pieces, joined into chunks of about 64 KiB. */
+function* enveloped(pieces: Iterable<string>): Generator<string> {
+  let buf = '{"code":200,"message":"success","data":';
+  for (const p of pieces) {
+    buf += p;
+    if (buf.length >= 65_536) {
+      yield buf;
+      buf = '';
+    }
+  }
+  yield `${buf}}`;
 }
 
 export const ANY: HTTPMethods[] = ['GET', 'POST'];
@@ -73,7 +91,11 @@ export function apiRoute<S extends z.ZodType>(app: FastifyInstance, core: Core, 
       const data = await def.handler({ input, principal: principal as Principal, req, reply });
       if (reply.sent) return reply;
       reply.type('application/json; charset=utf-8');
-      if (data instanceof RawJson) return reply.send(`{"code":200,"message":"success","data":${data.text}}`);
+      if (data instanceof RawJson) {
+        const { text } = data;
+        if (typeof text === 'string') return reply.send(`{"code":200,"message":"success","data":${text}}`);
+        return reply.send(Readable.from(enveloped(text), { objectMode: false }));
+      }
       return reply.send(ok(data ?? null));
     },
   });

@@ -31,11 +31,11 @@ describe('archive entry names (zip-slip)', () => {
 
   it('builds the tree with implied folders', () => {
     const tree = buildTree([
-      { path: '/a/b/c.txt', size: 3, isDir: false, modified: new Date(0), encrypted: false },
-      { path: '/top.txt', size: 1, isDir: false, modified: new Date(0), encrypted: false },
+      { path: '/a/b/c.txt', size: 3, isDir: false, modified: 0, encrypted: false },
+      { path: '/top.txt', size: 1, isDir: false, modified: 0, encrypted: false },
     ]);
-    expect(tree.children.map((c) => c.name).sort()).toEqual(['a', 'top.txt']);
-    expect(findNode(tree, '/a/b')?.children.map((c) => c.name)).toEqual(['c.txt']);
+    expect(tree.children!.map((c) => c.name).sort()).toEqual(['a', 'top.txt']);
+    expect(findNode(tree, '/a/b')?.children!.map((c) => c.name)).toEqual(['c.txt']);
     expect(findNode(tree, '/nope')).toBeUndefined();
   });
 });
