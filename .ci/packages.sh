@@ -5,7 +5,7 @@ PACKAGES=(ffmpeg openssh-client aria2 qbittorrent-nox transmission-daemon litmus
 PACKAGES+=(sshpass openssh-server lftp curl)
 # Driver conformance peers (test/drivers/).
 PACKAGES+=(pure-ftpd openssl nginx samba smbclient)
-# Archives (src/archive/, test/archive/): fixtures and codecs; 7-Zip for 7z; bsdtar for the benchmark.
+# Archives (src/archive/, test/archive/): fixtures and codecs; 7-Zip for 7z; bsdtar checks the generated rar fixtures and is a benchmark peer.
 PACKAGES+=(zip unzip bzip2 xz-utils zstd 7zip libarchive-tools python3)
 # LDAP sign-in tests (test/api/ldap.test.ts) run their own slapd.
 PACKAGES+=(slapd ldap-utils)

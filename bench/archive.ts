@@ -98,6 +98,8 @@ with zipfile.ZipFile(sys.argv[1], 'w', zipfile.ZIP_DEFLATED) as z:
     atrium = await startAtrium(ctx.repoRoot, data, { signal: ctx.signal });
     const t = { token: atrium.token };
     const pid = atrium.proc.pid;
+    const startRss = (await rssOf(pid)) ?? 0;
+    const wholeRss = sampleRss(pid);
 
     // Listing on Local.
     ctx.log('archive: listing on Local');
@@ -156,6 +158,7 @@ with zipfile.ZipFile(sys.argv[1], 'w', zipfile.ZIP_DEFLATED) as z:
     await waitTasks(atrium, ctx.signal);
     const atriumS = (nowMs() - e0) / 1000;
     const { peak } = await rss.stop();
+    const { peak: wholePeak } = await wholeRss.stop();
     rmSync(path.join(files, 'out-atrium'), { recursive: true, force: true });
     const unzipOut = path.join(tmp, 'unzip-out');
     const unzip = await timedBash('unzip', 'unzip -q -o "$1" -d "$2"', [path.join(files, 'big.zip'), unzipOut], { signal: ctx.signal });
@@ -190,8 +193,9 @@ with zipfile.ZipFile(sys.argv[1], 'w', zipfile.ZIP_DEFLATED) as z:
       },
       { benchmark: `  the same with bsdtar -x`, atrium: round(atriumS), peerName: 'bsdtar', peer: bsdtarS === null ? null : round(bsdtarS), unit: 's', ratio: bsdtarS ? round(atriumS / bsdtarS) : null },
       { benchmark: `  server peak RSS during the extraction (${round(baseRss / MiB)} MB before it)`, atrium: round(peak / MiB), unit: 'MB', target: '< 200 MB', met: peak / MiB < 200 },
+      { benchmark: `server peak RSS over the whole run, listings included (${round(startRss / MiB)} MB at start)`, atrium: round(wholePeak / MiB), unit: 'MB', target: '< 200 MB', met: wholePeak / MiB < 200 },
     );
-    result.raw = { localMs, localRead, cachedMs, s3Ms, s3Read, olForward, olLocal, atriumS, unzipS, bsdtarS, peakRss: peak, baseRss, manySize, bigSize };
+    result.raw = { localMs, localRead, cachedMs, s3Ms, s3Read, olForward, olLocal, atriumS, unzipS, bsdtarS, peakRss: peak, baseRss, startRss, wholePeak, manySize, bigSize };
   } finally {
     relay?.close();
     await atrium?.stop();

@@ -152,6 +152,7 @@ export async function openRar(source: ByteSource, tempDir: string, password: str
       comment: comment ?? '',
       encrypted: entries.some((e) => e.encrypted),
       entries,
+      count: entries.length,
       refused,
       async open(inner, pass, signal) {
         const e = entries.find((x) => x.path === inner && !x.isDir);

@@ -11,8 +11,12 @@ export interface OpenedArchive {
   comment: string;
   /** Some entry (or the listing itself) needs a password. */
   encrypted: boolean;
-  /** Every entry with a safe name; unsafe names (zip-slip) are in `refused`. */
-  entries: ArchiveEntry[];
+  /**
+   * Every entry with a safe name, in archive order; unsafe names (zip-slip) are in `refused`.
+   * Iterable, not an array: a zip keeps compact records and makes each object as it is read.
+   */
+  entries: Iterable<ArchiveEntry>;
+  count: number;
   refused: string[];
   /** One file entry's bytes; wrong or missing password → 202. */
   open(inner: string, password: string, signal?: AbortSignal): Promise<Readable>;
@@ -25,3 +29,9 @@ export interface OpenedArchive {
 }
 
 export const under = (prefix: string, p: string) => prefix === '/' || p === prefix || p.startsWith(`${prefix}/`);
+
+/** The file entry at `inner`, if any. */
+export function findFile(archive: OpenedArchive, inner: string): ArchiveEntry | undefined {
+  for (const e of archive.entries) if (e.path === inner && !e.isDir) return e;
+  return undefined;
+}

@@ -13,7 +13,7 @@ import type { Settings } from '../settings/service.js';
 import type { Task, TaskContext, TaskManager } from '../tasks/manager.js';
 import { type ArchiveEntry, BombGuard, buildTree, findNode, type Limits, type TreeNode } from './entries.js';
 import { formatOf } from './formats.js';
-import { type OpenedArchive, wrongPassword } from './reader.js';
+import { findFile, type OpenedArchive, under, wrongPassword } from './reader.js';
 import { open7z } from './sevenzip.js';
 import { ByteSource } from './source.js';
 import { openStreamed } from './stream-formats.js';
@@ -165,7 +165,7 @@ export class Archives {
     else if (format === 'rar') archive = await openRar(source, this.tempDir, password, this.limits().maxBytes);
     else archive = await openStreamed(source, format, obj.name, obj.modified);
     try {
-      guard.checkEntries(archive.entries.length);
+      guard.checkEntries(archive.count);
     } catch (err) {
       await archive.close();
       throw err;
@@ -212,7 +212,7 @@ export class Archives {
   private async readMeta(virtualPath: string, password?: string): Promise<ArchiveMeta> {
     const { archive } = await this.open(virtualPath, password);
     try {
-      return { comment: archive.comment, encrypted: archive.encrypted, tree: buildTree(archive.entries), entries: archive.entries.length };
+      return { comment: archive.comment, encrypted: archive.encrypted, tree: buildTree(archive.entries), entries: archive.count };
     } finally {
       await archive.close();
     }
@@ -241,7 +241,7 @@ export class Archives {
     const remote = await this.entryOnStorage(virtualPath, inner, password, signal);
     if (remote) return remote;
     const { archive, obj } = await this.open(virtualPath, password);
-    const entry = archive.entries.find((e) => e.path === inner && !e.isDir);
+    const entry = findFile(archive, inner);
     if (!entry) {
       await archive.close();
       throw new Missing(`${inner} is not a file in the archive`);
@@ -329,9 +329,14 @@ export class Archives {
       const { archive, obj } = await this.open(p.src, p.password);
       try {
         const base = p.inner === '/' ? '/' : path.posix.dirname(p.inner);
-        const wanted = archive.entries.filter((e) => !e.isDir && (p.inner === '/' || e.path === p.inner || e.path.startsWith(`${p.inner}/`)));
-        if (wanted.length === 0 && p.inner !== '/') throw new Missing(`${p.inner} is not in the archive`);
-        const total = wanted.reduce((n, e) => n + e.size, 0);
+        let wanted = 0;
+        let total = 0;
+        for (const e of archive.entries) {
+          if (e.isDir || !under(p.inner, e.path)) continue;
+          wanted++;
+          total += e.size;
+        }
+        if (wanted === 0 && p.inner !== '/') throw new Missing(`${p.inner} is not in the archive`);
         ctx.setTotalBytes(total);
         const guard = new BombGuard(this.limits(), obj.size);
         guard.checkDeclared(total);

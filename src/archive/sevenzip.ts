@@ -84,6 +84,7 @@ export async function open7z(source: ByteSource, tempDir: string, archiveName: s
       comment: '',
       encrypted: entries.some((e) => e.encrypted),
       entries,
+      count: entries.length,
       refused,
       async open(inner, pass) {
         if (!rawName.has(inner) || entries.find((e) => e.path === inner)?.isDir) throw new Missing(`${inner} is not a file in the archive`);

@@ -120,6 +120,7 @@ export async function openStreamed(source: ByteSource, format: Exclude<ArchiveFo
     comment: '',
     encrypted: false,
     entries,
+    count: entries.length,
     refused,
     async open(inner, _password, signal) {
       if (!entries.some((e) => e.path === inner && !e.isDir)) throw new Missing(`${inner} is not a file in the archive`);

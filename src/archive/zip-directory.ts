@@ -30,8 +30,11 @@ export interface ZipRecord {
 export interface ZipDirectory {
   comment: string;
   entries: number;
-  /** Streams the records, in order, to `visit`. */
-  walk(visit: (r: ZipRecord) => void): Promise<void>;
+  /**
+   * Streams the records, in order, to `visit`. The record object is reused from one call to the
+   * next (no garbage per entry): `visit` copies what it keeps.
+   */
+  walk(visit: (r: Readonly<ZipRecord>) => void): Promise<void>;
 }
 
 const EOCD = 0x06054b50;
@@ -113,8 +116,9 @@ export async function readZipDirectory(source: ByteSource, encoding: string): Pr
   const start = cdOffset + shift;
   if (start < 0 || start + cdSize > size) throw new BadRequest('not a readable zip archive: central directory out of range');
 
-  const walk = async (visit: (r: ZipRecord) => void): Promise<void> => {
+  const walk = async (visit: (r: Readonly<ZipRecord>) => void): Promise<void> => {
     if (cdSize === 0) return;
+    const r: ZipRecord = { name: '', method: 0, flags: 0, crc: 0, compressedSize: 0, size: 0, localOffset: 0, cdOffset: 0, cdLength: 0, externalAttributes: 0, madeBy: 0, modified: 0 };
     let pending: Buffer = Buffer.alloc(0);
     let pos = start;
     let seen = 0;
@@ -128,7 +132,7 @@ export async function readZipDirectory(source: ByteSource, encoding: string): Pr
         const commentLen = pending.readUInt16LE(p + 32);
         const length = 46 + nameLen + extraLen + commentLen;
         if (pending.length - p < length) break;
-        visit(parseRecord(pending.subarray(p, p + length), pos, shift, decode));
+        visit(parseRecord(r, pending.subarray(p, p + length), pos, shift, decode));
         seen++;
         p += length;
         pos += length;
@@ -140,7 +144,7 @@ export async function readZipDirectory(source: ByteSource, encoding: string): Pr
   return { comment, entries, walk };
 }
 
-function parseRecord(b: Buffer, cdOffset: number, shift: number, decode: (raw: Buffer, utf8: boolean) => string): ZipRecord {
+function parseRecord(r: ZipRecord, b: Buffer, cdOffset: number, shift: number, decode: (raw: Buffer, utf8: boolean) => string): ZipRecord {
   const flags = b.readUInt16LE(8);
   const nameLen = b.readUInt16LE(28);
   const extraLen = b.readUInt16LE(30);
@@ -150,43 +154,42 @@ function parseRecord(b: Buffer, cdOffset: number, shift: number, decode: (raw: B
   let compressedSize = b.readUInt32LE(20);
   let localOffset = b.readUInt32LE(42);
   let modified = dosDate(b.readUInt16LE(14), b.readUInt16LE(12));
-  const extra = b.subarray(46 + nameLen, 46 + nameLen + extraLen);
-  for (let i = 0; i + 4 <= extra.length; ) {
-    const id = extra.readUInt16LE(i);
-    const len = extra.readUInt16LE(i + 2);
-    const data = extra.subarray(i + 4, i + 4 + len);
-    i += 4 + len;
+  for (let i = 46 + nameLen, end = 46 + nameLen + extraLen; i + 4 <= end; ) {
+    const id = b.readUInt16LE(i);
+    const len = Math.min(b.readUInt16LE(i + 2), end - i - 4);
+    const at = i + 4;
+    i = at + len;
     if (id === 0x0001) {
       // zip64: the fields that are 0xFFFFFFFF in the record, in this order.
-      let o = 0;
-      const next = () => {
-        const v = o + 8 <= data.length ? Number(data.readBigUInt64LE(o)) : undefined;
+      let o = at;
+      const next = (v: number) => {
+        if (v !== MAX32) return v;
+        const got = o + 8 <= at + len ? Number(b.readBigUInt64LE(o)) : v;
         o += 8;
-        return v;
+        return got;
       };
-      if (size === MAX32) size = next() ?? size;
-      if (compressedSize === MAX32) compressedSize = next() ?? compressedSize;
-      if (localOffset === MAX32) localOffset = next() ?? localOffset;
-    } else if (id === 0x7075 && data.length > 5 && data[0] === 1 && data.readUInt32LE(1) === crc32(rawName)) {
+      size = next(size);
+      compressedSize = next(compressedSize);
+      localOffset = next(localOffset);
+    } else if (id === 0x7075 && len > 5 && b[at] === 1 && b.readUInt32LE(at + 1) === crc32(rawName)) {
       // Info-ZIP Unicode path: the UTF-8 name, valid while the CRC of the plain name matches.
-      name = data.subarray(5).toString('utf8');
-    } else if (id === 0x5455 && data.length >= 5 && (data[0]! & 1)) {
+      name = b.toString('utf8', at + 5, at + len);
+    } else if (id === 0x5455 && len >= 5 && (b[at]! & 1)) {
       // Extended timestamp: the modification time in UTC seconds.
-      modified = data.readUInt32LE(1) * 1000;
+      modified = b.readUInt32LE(at + 1) * 1000;
     }
   }
-  return {
-    name: name ?? decode(rawName, (flags & 0x0800) !== 0),
-    method: b.readUInt16LE(10),
-    flags,
-    crc: b.readUInt32LE(16),
-    compressedSize,
-    size,
-    localOffset: localOffset + shift,
-    cdOffset,
-    cdLength: b.length,
-    externalAttributes: b.readUInt32LE(38),
-    madeBy: b.readUInt16LE(4),
-    modified,
-  };
+  r.name = name ?? decode(rawName, (flags & 0x0800) !== 0);
+  r.method = b.readUInt16LE(10);
+  r.flags = flags;
+  r.crc = b.readUInt32LE(16);
+  r.compressedSize = compressedSize;
+  r.size = size;
+  r.localOffset = localOffset + shift;
+  r.cdOffset = cdOffset;
+  r.cdLength = b.length;
+  r.externalAttributes = b.readUInt32LE(38);
+  r.madeBy = b.readUInt16LE(4);
+  r.modified = modified;
+  return r;
 }

@@ -147,13 +147,92 @@ async function plainEntry(source: ByteSource, e: ZipEntry): Promise<Readable> {
  * A zip read through its central directory, with ranged reads only (no full download on remote
  * storages). Names not flagged UTF-8 are decoded with `encoding` (setting non_efs_zip_encoding).
  */
+/**
+ * The entries of a zip as compact records: paths in one array, everything else in typed arrays
+ * (about 60 bytes an entry besides the path, off the JavaScript heap); entry objects are made
+ * as they are read.
+ */
+class ZipIndex {
+  paths: string[] = [];
+  private cap: number;
+  private num: Float64Array;
+  private u32: Uint32Array;
+  private bits: Uint8Array;
+  /** Float64 fields per entry: size, compressed size, local header offset, record offset, modified. */
+  private static readonly N = 5;
+  /** Uint32 fields per entry: crc, record length, method. */
+  private static readonly U = 3;
+
+  constructor(expected: number) {
+    this.cap = Math.max(16, Math.min(expected, 1 << 20));
+    this.num = new Float64Array(this.cap * ZipIndex.N);
+    this.u32 = new Uint32Array(this.cap * ZipIndex.U);
+    this.bits = new Uint8Array(this.cap);
+  }
+
+  get length(): number {
+    return this.paths.length;
+  }
+
+  push(path: string, isDir: boolean, r: Readonly<ZipRecord>): void {
+    const i = this.paths.length;
+    if (i === this.cap) this.grow();
+    this.paths.push(path);
+    this.num.set([r.size, r.compressedSize, r.localOffset, r.cdOffset, r.modified], i * ZipIndex.N);
+    this.u32.set([r.crc, r.cdLength, r.method], i * ZipIndex.U);
+    this.bits[i] = (isDir ? 1 : 0) | (r.flags & 1 ? 2 : 0);
+  }
+
+  private grow(): void {
+    this.cap *= 2;
+    const num = new Float64Array(this.cap * ZipIndex.N);
+    num.set(this.num);
+    const u32 = new Uint32Array(this.cap * ZipIndex.U);
+    u32.set(this.u32);
+    const bits = new Uint8Array(this.cap);
+    bits.set(this.bits);
+    Object.assign(this, { num, u32, bits });
+  }
+
+  isDir(i: number): boolean {
+    return (this.bits[i]! & 1) !== 0;
+  }
+
+  at(i: number): ZipEntry {
+    const n = i * ZipIndex.N;
+    const u = i * ZipIndex.U;
+    return {
+      path: this.paths[i]!,
+      size: this.num[n]!,
+      isDir: this.isDir(i),
+      modified: this.num[n + 4]!,
+      encrypted: (this.bits[i]! & 2) !== 0,
+      method: this.u32[u + 2]!,
+      crc: this.u32[u]!,
+      compressedSize: this.num[n + 1]!,
+      localOffset: this.num[n + 2]!,
+      cdOffset: this.num[n + 3]!,
+      cdLength: this.u32[u + 1]!,
+    };
+  }
+
+  *[Symbol.iterator](): Generator<ZipEntry> {
+    for (let i = 0; i < this.paths.length; i++) yield this.at(i);
+  }
+}
+
+/**
+ * A zip read through its central directory, with ranged reads only (no full download on remote
+ * storages). Names not flagged UTF-8 are decoded with `encoding` (setting non_efs_zip_encoding).
+ */
 export async function openZip(source: ByteSource, encoding: string, checkEntries: (n: number) => void): Promise<OpenedArchive> {
   const dir = await readZipDirectory(source, encoding);
   // Refused before reading the directory when the archive says it holds too many (archive_max_entries).
   checkEntries(dir.entries);
-  const entries: ZipEntry[] = [];
+  const index = new ZipIndex(dir.entries);
   const refused: string[] = [];
-  await dir.walk((r: ZipRecord) => {
+  let encrypted = false;
+  await dir.walk((r) => {
     const p = safeInnerPath(r.name);
     // Symlink entries (unix mode 0120000 in the external attributes) are never followed or written.
     const isLink = ((r.externalAttributes >>> 16) & 0o170000) === 0o120000;
@@ -162,19 +241,8 @@ export async function openZip(source: ByteSource, encoding: string, checkEntries
       return;
     }
     const isDir = r.name.endsWith('/') || r.name.endsWith('\\') || ((r.externalAttributes & 0x10) !== 0 && r.size === 0);
-    entries.push({
-      path: p,
-      size: r.size,
-      isDir,
-      modified: r.modified,
-      encrypted: (r.flags & 1) !== 0,
-      method: r.method,
-      crc: r.crc,
-      compressedSize: r.compressedSize,
-      localOffset: r.localOffset,
-      cdOffset: r.cdOffset,
-      cdLength: r.cdLength,
-    });
+    index.push(p, isDir, r);
+    if (r.flags & 1) encrypted = true;
   });
 
   /** Through zip.js: encrypted entries (ZipCrypto, AES) and methods other than store and deflate. */
@@ -203,18 +271,20 @@ export async function openZip(source: ByteSource, encoding: string, checkEntries
 
   return {
     comment: dir.comment,
-    encrypted: entries.some((e) => e.encrypted),
-    entries,
+    encrypted,
+    entries: index,
+    count: index.length,
     refused,
     async open(inner, password, signal) {
-      const entry = entries.find((e) => e.path === inner && !e.isDir);
-      if (!entry) throw new Missing(`${inner} is not a file in the archive`);
-      return read(entry, password, signal);
+      const i = index.paths.indexOf(inner);
+      if (i < 0 || index.isDir(i)) throw new Missing(`${inner} is not a file in the archive`);
+      return read(index.at(i), password, signal);
     },
     async extract(prefix, password, each, signal) {
-      for (const e of entries) {
-        if (e.isDir || !under(prefix, e.path)) continue;
+      for (let i = 0; i < index.length; i++) {
+        if (index.isDir(i) || !under(prefix, index.paths[i]!)) continue;
         signal?.throwIfAborted();
+        const e = index.at(i);
         await each(e, await read(e, password, signal));
       }
     },

@@ -1,9 +1,10 @@
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { sevenZip } from '../../src/archive/formats.js';
+import { rar4, rar5, type RarEntry } from '../helpers/rar.js';
 
 /** The tree every format's fixture holds (folders, a binary file, a deeper file). */
 export const TREE: Record<string, Buffer> = {
@@ -17,7 +18,8 @@ const run = (cmd: string, args: string[], cwd: string) => execFileSync(cmd, args
 /**
  * Makes the fixtures with Debian's own tools in a fresh folder: zip (Info-ZIP), tar with gzip,
  * bzip2, xz and zstd, the single-file compressors, and 7-Zip (7z, AES zip). Returns the folder
- * of archives. rar has no writer in Debian main, so there is no rar fixture.
+ * of archives. rar has no writer in Debian main: the rar fixtures come from test/helpers/rar.ts
+ * (stored entries) and are checked with libarchive's bsdtar before use (see checkRar).
  */
 export function makeFixtures(): string {
   const work = mkdtempSync(path.join(os.tmpdir(), 'atrium-archive-src-'));
@@ -62,6 +64,17 @@ with tarfile.open('slip.tar', 'w') as t:
         i = tarfile.TarInfo(name); i.size = len(body); t.addfile(i, io.BytesIO(body))
     i = tarfile.TarInfo('link'); i.type = tarfile.SYMTYPE; i.linkname = '/etc/passwd'; t.addfile(i)
 `], out);
+  // rar: RAR 5 and RAR 4, RAR 5 with encrypted files, with encrypted headers, and zip-slip names.
+  const rarTree: RarEntry[] = [{ name: 'docs/', dir: true }, ...Object.entries(TREE).map(([name, body]) => ({ name, body }))];
+  writeFileSync(path.join(out, 'plain5.rar'), rar5(rarTree));
+  writeFileSync(path.join(out, 'plain4.rar'), rar4(rarTree));
+  writeFileSync(path.join(out, 'enc5.rar'), rar5(rarTree, { password: 'secret' }));
+  writeFileSync(path.join(out, 'locked5.rar'), rar5(rarTree, { password: 'secret', encryptHeaders: true }));
+  writeFileSync(path.join(out, 'slip.rar'), rar5(['../escaped.txt', '/abs.txt', 'ok.txt'].map((name) => ({ name, body: Buffer.from(name) }))));
+  for (const f of ['plain5.rar', 'plain4.rar', 'enc5.rar']) checkRar(path.join(out, f), f !== 'enc5.rar');
+  // bsdtar does not decrypt: it must see the archive encryption header of the locked one.
+  const locked = spawnSync('bsdtar', ['-tf', path.join(out, 'locked5.rar')], { encoding: 'utf8' });
+  if (locked.status === 0 || !/Encryption is not supported/.test(locked.stderr)) throw new Error(`bsdtar read locked5.rar: ${locked.stderr}`);
   // A bomb: 64 MiB of zeros in a zip of about 64 KiB.
   run('sh', ['-c', 'head -c 67108864 /dev/zero > zeros.bin && zip -q bomb.zip zeros.bin && rm zeros.bin'], out);
   // Names in GBK without the UTF-8 flag (Info-ZIP stores the bytes it is given).
@@ -94,4 +107,18 @@ export function remoteArchives(): { parts: Record<string, Buffer>; zip: Buffer; 
   const parts: Record<string, Buffer> = {};
   for (let i = 0; i < 40; i++) parts[`part/f${String(i).padStart(2, '0')}.bin`] = randomBytes(100 * 1024);
   return { parts, zip: makeZip(parts), locked: makeZip({ 'inner/secret.txt': Buffer.from('locked words\n') }, 'zip-pass') };
+}
+
+/**
+ * Checks a generated rar with an independent reader, libarchive's bsdtar (package
+ * libarchive-tools): it lists the same names, and (unencrypted) gives back the same bytes.
+ */
+export function checkRar(file: string, contents: boolean): void {
+  const names = execFileSync('bsdtar', ['-tf', file], { encoding: 'utf8' }).trim().split('\n').sort();
+  const want = ['docs', ...Object.keys(TREE)].sort();
+  if (JSON.stringify(names) !== JSON.stringify(want)) throw new Error(`bsdtar lists ${names.join(', ')} in ${file}`);
+  if (!contents) return;
+  for (const [rel, body] of Object.entries(TREE)) {
+    if (!execFileSync('bsdtar', ['-xOf', file, rel]).equals(body)) throw new Error(`bsdtar reads other bytes for ${rel} in ${file}`);
+  }
 }
