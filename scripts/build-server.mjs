@@ -29,6 +29,7 @@ const EXTERNAL = [
   'tar-stream',
   'ldapts',
   'yazl',
+  'node-unrar-js',
 ];
 
 await build({

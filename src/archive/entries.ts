@@ -10,25 +10,6 @@ export interface ArchiveEntry {
   encrypted: boolean;
 }
 
-/**
- * A folder or file of the inner tree (what archive/meta answers as `content`), kept small: the
- * cache holds one per entry of every cached archive (about 100 bytes each).
- */
-export interface TreeNode {
-  /** A string of its own, not a slice of the entry's path (which would keep the path alive). */
-  name: string;
-  size: number;
-  isDir: boolean;
-  /** Seconds since 1970 (a small integer, not a boxed double). */
-  modified: number;
-  /** null for files. */
-  children: TreeNode[] | null;
-}
-
-/** A copy of a name that does not hold on to the string it was cut from (V8 slices strings of 13+ characters). */
-const own = (s: string) => (s.length < 13 ? s : Buffer.from(s, 'utf8').toString('utf8'));
-const seconds = (ms: number) => Math.floor(ms / 1000);
-
 /** No backslash, NUL, leading slash or drive letter, empty, `.` or `..` segment: already clean. */
 const PLAIN_NAME = /^(?![a-zA-Z]:)(?:(?!\.\.?(?:\/|$))[^/\\\0]+\/)*(?!\.\.?\/?$)[^/\\\0]+\/?$/;
 
@@ -53,44 +34,6 @@ export function cleanInner(raw: string | undefined): string {
   const p = safeInnerPath(raw.replace(/^\/+/, ''));
   if (!p) throw new BadRequest(`invalid inner path: ${raw}`);
   return p;
-}
-
-/** The inner tree of a flat entry list: folders implied by deeper names are added. */
-export function buildTree(entries: Iterable<ArchiveEntry>): TreeNode {
-  const root: TreeNode = { name: '', size: 0, isDir: true, modified: 0, children: [] };
-  const byPath = new Map<string, TreeNode>([['/', root]]);
-  const folder = (p: string): TreeNode => {
-    let node = byPath.get(p);
-    if (node) return node;
-    const cut = p.lastIndexOf('/');
-    const parent = folder(cut === 0 ? '/' : p.slice(0, cut));
-    node = { name: own(p.slice(cut + 1)), size: 0, isDir: true, modified: 0, children: [] };
-    parent.children!.push(node);
-    byPath.set(p, node);
-    return node;
-  };
-  for (const e of entries) {
-    if (e.isDir) {
-      folder(e.path).modified = seconds(e.modified);
-      continue;
-    }
-    if (byPath.has(e.path)) continue;
-    const cut = e.path.lastIndexOf('/');
-    const node: TreeNode = { name: own(e.path.slice(cut + 1)), size: e.size, isDir: false, modified: seconds(e.modified), children: null };
-    folder(cut === 0 ? '/' : e.path.slice(0, cut)).children!.push(node);
-    byPath.set(e.path, node);
-  }
-  return root;
-}
-
-export function findNode(root: TreeNode, inner: string): TreeNode | undefined {
-  if (inner === '/') return root;
-  let node: TreeNode | undefined = root;
-  for (const seg of inner.slice(1).split('/')) {
-    node = node?.children?.find((c) => c.name === seg);
-    if (!node) return undefined;
-  }
-  return node;
 }
 
 /** The bounds of settings archive_max_size / archive_max_ratio / archive_max_entries. */

@@ -1,5 +1,5 @@
 import { createReadStream } from 'node:fs';
-import { mkdtemp, rename, rm } from 'node:fs/promises';
+import { mkdtemp, rename, rm, stat } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
@@ -161,7 +161,8 @@ export async function openRar(source: ByteSource, tempDir: string, password: str
         const own = await mkdtemp(path.join(dir, 'one-'));
         let body: Readable | undefined;
         try {
-          await extractTo([e], pass, (_e, f) => rename(f, path.join(own, 'entry')), signal);
+          await extractTo([e], pass, (_e, f) => rename(f, path.join(own, 'entry')).catch(() => undefined), signal);
+          if (!(await stat(path.join(own, 'entry')).then((st) => st.isFile(), () => false))) throw new Missing(`${inner} is not a file unrar can write`);
           body = createReadStream(path.join(own, 'entry'));
         } finally {
           if (!body) await rm(own, { recursive: true, force: true });
@@ -173,7 +174,9 @@ export async function openRar(source: ByteSource, tempDir: string, password: str
         const wanted = entries.filter((e) => !e.isDir && under(prefix, e.path));
         // One worker run for all of them; each file is handed on in archive order once written.
         let chain = Promise.resolve();
-        await extractTo(wanted, pass, (e, f) => (chain = chain.then(() => each(e, createReadStream(f)))), signal);
+        // An entry unrar wrote no file for (a link: only regular files are written here) is skipped.
+        const handOn = (e: ArchiveEntry, f: string) => stat(f).then((st) => (st.isFile() ? each(e, createReadStream(f)) : undefined), () => undefined);
+        await extractTo(wanted, pass, (e, f) => (chain = chain.then(() => handOn(e, f))), signal);
         await chain;
       },
       close: () => rm(dir, { recursive: true, force: true }),

@@ -11,7 +11,8 @@ import type { FsWriter } from '../fs/write.js';
 import type { LinkFetcher } from '../net/link-fetch.js';
 import type { Settings } from '../settings/service.js';
 import type { Task, TaskContext, TaskManager } from '../tasks/manager.js';
-import { type ArchiveEntry, BombGuard, buildTree, findNode, type Limits, type TreeNode } from './entries.js';
+import { ArchiveTree } from './compact.js';
+import { type ArchiveEntry, BombGuard, type Limits } from './entries.js';
 import { formatOf } from './formats.js';
 import { findFile, type OpenedArchive, under, wrongPassword } from './reader.js';
 import { open7z } from './sevenzip.js';
@@ -27,8 +28,14 @@ export const ARCHIVE_TEMP = 'archive';
 export interface ArchiveMeta {
   comment: string;
   encrypted: boolean;
-  tree: TreeNode;
+  tree: ArchiveTree;
   entries: number;
+}
+
+/** A folder inside an archive. */
+export interface InnerFolder {
+  tree: ArchiveTree;
+  id: number;
 }
 
 /** A `decompress` task's payload: which archive, into which folder; `temp` is its staging folder. */
@@ -50,7 +57,7 @@ interface UploadPayload {
 }
 
 const CACHE_SIZE = 64;
-/** Entries the cached trees may hold in all (about 130 bytes each). */
+/** Entries the cached trees may hold in all (about 60 bytes each, see ArchiveTree). */
 const CACHE_ENTRIES = 500_000;
 const CACHE_TTL_MS = 10 * 60_000;
 
@@ -69,13 +76,14 @@ async function onDriver<T>(run: () => Promise<T>): Promise<T> {
 /** A name a storage reported inside an archive that can be one segment of an inner path. */
 const safeName = (o: ArchiveObj) => o.name !== '' && o.name !== '.' && o.name !== '..' && !o.name.includes('/') && !o.name.includes('\0');
 
-/** An inner entry the storage reported, as a node of the inner tree below `dir`. */
-function nodeOf(o: ArchiveObj, dir: string): TreeNode {
-  const p = dir === '/' ? `/${o.name}` : `${dir}/${o.name}`;
-  return { name: o.name, path: p, size: o.size, isDir: o.isDir, modified: o.modified, children: (o.children ?? []).filter(safeName).map((c) => nodeOf(c, p)) };
+/** The inner entries a storage reported (nested), added below `parent` of `tree`; unsafe names are left out. */
+function addReported(tree: ArchiveTree, parent: number, objs: ArchiveObj[]): void {
+  for (const o of objs) {
+    if (!safeName(o)) continue;
+    const id = tree.addNode(parent, o.name, o.size, o.isDir, Math.floor(o.modified.getTime() / 1000));
+    if (o.children?.length) addReported(tree, id, o.children);
+  }
 }
-
-const countNodes = (n: TreeNode): number => n.children.reduce((k, c) => k + 1 + countNodes(c), 0);
 
 /**
  * A peer of this API refuses an entry link with its JSON envelope (HTTP 200, no attachment) or,
@@ -204,36 +212,41 @@ export class Archives {
     if (!driver.archiveMeta) return undefined;
     const m = await onDriver(() => driver.archiveMeta!(actualPath, password));
     if (!m) return undefined;
-    const tree: TreeNode = { name: '', path: '/', size: 0, isDir: true, modified: new Date(0), children: (m.tree ?? []).filter(safeName).map((o) => nodeOf(o, '/')) };
-    return { comment: m.comment, encrypted: m.encrypted, tree, entries: countNodes(tree) };
+    const tree = new ArchiveTree();
+    addReported(tree, 0, m.tree ?? []);
+    return { comment: m.comment, encrypted: m.encrypted, tree, entries: tree.count - 1 };
   }
 
   /** The meta read here, from the archive's bytes. */
   private async readMeta(virtualPath: string, password?: string): Promise<ArchiveMeta> {
     const { archive } = await this.open(virtualPath, password);
     try {
-      return { comment: archive.comment, encrypted: archive.encrypted, tree: buildTree(archive.entries), entries: archive.count };
+      return { comment: archive.comment, encrypted: archive.encrypted, tree: ArchiveTree.of(archive.entries), entries: archive.count };
     } finally {
       await archive.close();
     }
   }
 
-  /** The entries of one inner folder. */
-  async list(virtualPath: string, inner: string, opts: { password?: string; refresh?: boolean } = {}): Promise<TreeNode[]> {
+  /** One inner folder: the tree and the folder's node in it (the route pages its children). */
+  async list(virtualPath: string, inner: string, opts: { password?: string; refresh?: boolean } = {}): Promise<InnerFolder> {
     const listed = await this.listOnStorage(virtualPath, inner, opts.password ?? '');
     if (listed) return listed;
-    const node = findNode((await this.meta(virtualPath, opts)).tree, inner);
-    if (!node) throw new Missing(`${inner} is not in the archive`);
-    if (!node.children) throw new BadRequest(`${inner} is not a folder in the archive`);
-    return node.children;
+    const { tree } = await this.meta(virtualPath, opts);
+    const id = tree.find(inner);
+    if (id === undefined) throw new Missing(`${inner} is not in the archive`);
+    if (!tree.isDir(id)) throw new BadRequest(`${inner} is not a folder in the archive`);
+    return { tree, id };
   }
 
   /** One inner folder as the archive's storage lists it on its side, or undefined when it does not. */
-  private async listOnStorage(virtualPath: string, inner: string, password: string): Promise<TreeNode[] | undefined> {
+  private async listOnStorage(virtualPath: string, inner: string, password: string): Promise<InnerFolder | undefined> {
     const { driver, actualPath } = await this.fs.driverAt(virtualPath);
     if (!driver.archiveList) return undefined;
     const objs = await onDriver(() => driver.archiveList!(actualPath, inner, password));
-    return objs?.filter(safeName).map((o) => nodeOf(o, inner));
+    if (!objs) return undefined;
+    const tree = new ArchiveTree();
+    addReported(tree, 0, objs);
+    return { tree, id: 0 };
   }
 
   /** One file entry's bytes (raw links /ad /ap /ae), bounded by the bomb limits. */
@@ -282,7 +295,7 @@ export class Archives {
     const out = res.pipe(guard.meter());
     res.on('error', (err) => out.destroy(err));
     out.on('close', () => res.destroy());
-    const entry: ArchiveEntry = { path: inner, size: found.size, isDir: false, modified: found.modified, encrypted: false };
+    const entry: ArchiveEntry = { path: inner, size: found.size, isDir: false, modified: found.modified.getTime(), encrypted: false };
     return { stream: out, entry, archiveModified: obj.modified };
   }
 

@@ -6,6 +6,7 @@ import { Missing, Upstream } from '../errors.js';
 import { type ArchiveEntry, safeInnerPath } from './entries.js';
 import { type OpenedArchive, under, wrongPassword } from './reader.js';
 import type { ByteSource } from './source.js';
+import { ByteStrings } from './compact.js';
 import { asBuffer, readZipDirectory, type ZipRecord } from './zip-directory.js';
 import { lazyRequire } from '../util/lazy-require.js';
 
@@ -148,12 +149,12 @@ async function plainEntry(source: ByteSource, e: ZipEntry): Promise<Readable> {
  * storages). Names not flagged UTF-8 are decoded with `encoding` (setting non_efs_zip_encoding).
  */
 /**
- * The entries of a zip as compact records: paths in one array, everything else in typed arrays
- * (about 60 bytes an entry besides the path, off the JavaScript heap); entry objects are made
- * as they are read.
+ * The entries of a zip as compact records: paths as UTF-8 in one buffer, everything else in
+ * typed arrays (about 60 bytes an entry besides the path, off the JavaScript heap); entry
+ * objects are made as they are read.
  */
 class ZipIndex {
-  paths: string[] = [];
+  readonly paths = new ByteStrings();
   private cap: number;
   private num: Float64Array;
   private u32: Uint32Array;
@@ -202,7 +203,7 @@ class ZipIndex {
     const n = i * ZipIndex.N;
     const u = i * ZipIndex.U;
     return {
-      path: this.paths[i]!,
+      path: this.paths.get(i),
       size: this.num[n]!,
       isDir: this.isDir(i),
       modified: this.num[n + 4]!,
@@ -276,13 +277,15 @@ export async function openZip(source: ByteSource, encoding: string, checkEntries
     count: index.length,
     refused,
     async open(inner, password, signal) {
-      const i = index.paths.indexOf(inner);
-      if (i < 0 || index.isDir(i)) throw new Missing(`${inner} is not a file in the archive`);
+      const wanted = Buffer.from(inner);
+      let i = 0;
+      while (i < index.length && (index.isDir(i) || !index.paths.equals(i, wanted))) i++;
+      if (i === index.length) throw new Missing(`${inner} is not a file in the archive`);
       return read(index.at(i), password, signal);
     },
     async extract(prefix, password, each, signal) {
       for (let i = 0; i < index.length; i++) {
-        if (index.isDir(i) || !under(prefix, index.paths[i]!)) continue;
+        if (index.isDir(i) || !under(prefix, index.paths.get(i))) continue;
         signal?.throwIfAborted();
         const e = index.at(i);
         await each(e, await read(e, password, signal));

@@ -8,8 +8,7 @@ import { BadRequest, Exists, Forbidden, isKind, KindError, NotEmpty, ServerError
 import type { Mounted } from '../fs/storages.js';
 import { checkName, type SpooledUpload } from '../fs/write.js';
 import type { Task } from '../tasks/manager.js';
-import type { ArchiveMeta } from '../archive/service.js';
-import type { TreeNode } from '../archive/entries.js';
+import type { ArchiveMeta, InnerFolder } from '../archive/service.js';
 import { replaceAll } from '../util/bounded-regex.js';
 import { type PathStyle, underRoot, cleanPath } from './paths.js';
 import { Rules, signRule } from './rules.js';
@@ -292,7 +291,7 @@ export class View {
     return this.core.archives.meta(p, opts);
   }
 
-  async archiveList(p: string, inner: string, opts: { password?: string; refresh?: boolean }): Promise<TreeNode[]> {
+  async archiveList(p: string, inner: string, opts: { password?: string; refresh?: boolean }): Promise<InnerFolder> {
     this.requireArchiveRead(p);
     return this.core.archives.list(p, inner, opts);
   }

@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { BombGuard, buildTree, cleanInner, findNode, safeInnerPath } from '../../src/archive/entries.js';
+import { ArchiveTree } from '../../src/archive/compact.js';
+import { BombGuard, cleanInner, safeInnerPath } from '../../src/archive/entries.js';
 import { isKind } from '../../src/errors.js';
 
 describe('archive entry names (zip-slip)', () => {
@@ -29,14 +30,29 @@ describe('archive entry names (zip-slip)', () => {
     expect(() => cleanInner('/../etc')).toThrow('invalid inner path');
   });
 
-  it('builds the tree with implied folders', () => {
-    const tree = buildTree([
-      { path: '/a/b/c.txt', size: 3, isDir: false, modified: 0, encrypted: false },
+  it('builds the tree with implied folders, as compact columns', () => {
+    const tree = ArchiveTree.of([
+      { path: '/a/b/c.txt', size: 3, isDir: false, modified: 5000, encrypted: false },
       { path: '/top.txt', size: 1, isDir: false, modified: 0, encrypted: false },
+      { path: '/a', size: 0, isDir: true, modified: 7000, encrypted: false },
+      { path: '/名前.txt', size: 2, isDir: false, modified: 0, encrypted: false },
     ]);
-    expect(tree.children!.map((c) => c.name).sort()).toEqual(['a', 'top.txt']);
-    expect(findNode(tree, '/a/b')?.children!.map((c) => c.name)).toEqual(['c.txt']);
-    expect(findNode(tree, '/nope')).toBeUndefined();
+    const names = (id: number) => [...tree.children(id)].map((c) => tree.node(c).name);
+    expect(names(0).sort()).toEqual(['a', 'top.txt', '名前.txt'].sort());
+    expect(names(tree.find('/a/b')!)).toEqual(['c.txt']);
+    expect(tree.node(tree.find('/a/b/c.txt')!)).toEqual({ name: 'c.txt', size: 3, isDir: false, modified: 5 });
+    expect(tree.node(tree.find('/a')!)).toMatchObject({ isDir: true, modified: 7 });
+    expect(tree.find('/名前.txt')).toBeDefined();
+    expect(tree.childrenCount(0)).toBe(3);
+    expect(tree.find('/nope')).toBeUndefined();
+    expect(tree.find('/a/b/c.txt/x')).toBeUndefined();
+  });
+
+  it('keeps many entries in growing columns', () => {
+    const n = 5000;
+    const tree = ArchiveTree.of(Array.from({ length: n }, (_, i) => ({ path: `/d${i % 7}/f${i}.txt`, size: i, isDir: false, modified: i * 1000, encrypted: false })));
+    expect(tree.count).toBe(n + 8);
+    expect(tree.node(tree.find('/d1/f4999.txt')!)).toEqual({ name: 'f4999.txt', size: 4999, isDir: false, modified: 4999 });
   });
 });
 

@@ -1,0 +1,188 @@
+import type { ArchiveEntry } from './entries.js';
+
+/**
+ * Growable storage of many short strings as UTF-8 bytes in one buffer, with their offsets: no
+ * JavaScript object per string. Listings of 100 000 entries kept as 100 000 strings and objects
+ * survive the young generation and make V8 grow its heap (tens of MB of RSS); kept here they
+ * are a few buffers off the heap, and strings are made only when read.
+ */
+export class ByteStrings {
+  private bytes = Buffer.allocUnsafe(64 * 1024);
+  private used = 0;
+  private starts = new Float64Array(1024);
+  private n = 0;
+
+  get length(): number {
+    return this.n;
+  }
+
+  push(s: string): number {
+    const need = Buffer.byteLength(s);
+    if (this.used + need > this.bytes.length) {
+      const next = Buffer.allocUnsafe(Math.max(this.bytes.length * 2, this.used + need));
+      this.bytes.copy(next, 0, 0, this.used);
+      this.bytes = next;
+    }
+    if (this.n + 1 >= this.starts.length) {
+      const next = new Float64Array(this.starts.length * 2);
+      next.set(this.starts);
+      this.starts = next;
+    }
+    this.starts[this.n] = this.used;
+    this.used += this.bytes.write(s, this.used);
+    this.starts[++this.n] = this.used;
+    return this.n - 1;
+  }
+
+  get(i: number): string {
+    return this.bytes.toString('utf8', this.starts[i], this.starts[i + 1]);
+  }
+
+  /** Is string `i` equal to the UTF-8 bytes `b` (no string made). */
+  equals(i: number, b: Buffer): boolean {
+    const start = this.starts[i]!;
+    const end = this.starts[i + 1]!;
+    return end - start === b.length && this.bytes.compare(b, 0, b.length, start, end) === 0;
+  }
+}
+
+/** A growable Float64Array / Int32Array / Uint8Array column. */
+class Column<T extends Float64Array | Int32Array | Uint8Array> {
+  constructor(
+    public data: T,
+    private readonly make: (n: number) => T,
+  ) {}
+
+  set(i: number, v: number): void {
+    if (i >= this.data.length) {
+      const next = this.make(Math.max(this.data.length * 2, i + 1));
+      next.set(this.data);
+      this.data = next;
+    }
+    this.data[i] = v;
+  }
+}
+
+const f64 = () => new Column(new Float64Array(1024), (n) => new Float64Array(n));
+const i32 = () => new Column(new Int32Array(1024), (n) => new Int32Array(n));
+const u8 = () => new Column(new Uint8Array(1024), (n) => new Uint8Array(n));
+
+/** One node of the inner tree as the API shows it, made on demand. */
+export interface TreeNode {
+  name: string;
+  size: number;
+  isDir: boolean;
+  /** Seconds since 1970. */
+  modified: number;
+}
+
+const NONE = -1;
+
+/**
+ * The inner tree of an archive (what archive/meta answers as `content`, and what archive/list
+ * pages through), as columns: names, size, modified time, folder flag, and the tree as first
+ * child / next sibling links. About 40 bytes an entry plus its name, off the JavaScript heap.
+ * Node 0 is the root folder.
+ */
+export class ArchiveTree {
+  private readonly names = new ByteStrings();
+  private readonly size = f64();
+  private readonly modified = f64();
+  private readonly dir = u8();
+  private readonly first = i32();
+  private readonly last = i32();
+  private readonly next = i32();
+  private readonly childCount = i32();
+
+  constructor() {
+    this.addNode(NONE, '', 0, true, 0);
+  }
+
+  get count(): number {
+    return this.names.length;
+  }
+
+  /** Adds a node below `parent` (after its other children); `modified` in seconds. */
+  addNode(parent: number, name: string, size: number, isDir: boolean, modified: number): number {
+    const id = this.names.push(name);
+    this.size.set(id, size);
+    this.modified.set(id, modified);
+    this.dir.set(id, isDir ? 1 : 0);
+    this.first.set(id, NONE);
+    this.last.set(id, NONE);
+    this.next.set(id, NONE);
+    this.childCount.set(id, 0);
+    if (parent !== NONE) {
+      const tail = this.last.data[parent]!;
+      if (tail === NONE) this.first.set(parent, id);
+      else this.next.set(tail, id);
+      this.last.set(parent, id);
+      this.childCount.set(parent, this.childCount.data[parent]! + 1);
+    }
+    return id;
+  }
+
+  /**
+   * The tree of a flat entry list: folders implied by deeper names are added. A file stored
+   * under a folder's path is left out; a file path stored twice is listed twice (as stored).
+   */
+  static of(entries: Iterable<ArchiveEntry>): ArchiveTree {
+    const tree = new ArchiveTree();
+    // Folders by path (a few among many files).
+    const folders = new Map<string, number>([['/', 0]]);
+    const folder = (p: string): number => {
+      const known = folders.get(p);
+      if (known !== undefined) return known;
+      const cut = p.lastIndexOf('/');
+      const id = tree.addNode(folder(cut === 0 ? '/' : p.slice(0, cut)), p.slice(cut + 1), 0, true, 0);
+      folders.set(p, id);
+      return id;
+    };
+    for (const e of entries) {
+      if (e.isDir) {
+        tree.modified.set(folder(e.path), Math.floor(e.modified / 1000));
+        continue;
+      }
+      if (folders.has(e.path)) continue;
+      const cut = e.path.lastIndexOf('/');
+      tree.addNode(folder(cut === 0 ? '/' : e.path.slice(0, cut)), e.path.slice(cut + 1), e.size, false, Math.floor(e.modified / 1000));
+    }
+    return tree;
+  }
+
+  isDir(id: number): boolean {
+    return this.dir.data[id] === 1;
+  }
+
+  node(id: number): TreeNode {
+    return { name: this.names.get(id), size: this.size.data[id]!, isDir: this.isDir(id), modified: this.modified.data[id]! };
+  }
+
+  childrenCount(id: number): number {
+    return this.childCount.data[id]!;
+  }
+
+  /** The children of a folder, in archive order. */
+  *children(id: number): Generator<number> {
+    for (let c = this.first.data[id]!; c !== NONE; c = this.next.data[c]!) yield c;
+  }
+
+  /** The node at an inner path (`/` is the root), or undefined. */
+  find(inner: string): number | undefined {
+    let id = 0;
+    if (inner === '/') return id;
+    for (const seg of inner.slice(1).split('/')) {
+      const b = Buffer.from(seg);
+      let found: number | undefined;
+      for (const c of this.children(id)) {
+        if (this.names.equals(c, b)) {
+          found = c;
+          break;
+        }
+      }
+      if (found === undefined) return undefined;
+      id = found;
+    }
+    return id;
+  }
+}
