@@ -32,6 +32,24 @@ describe('traffic settings (OpenList)', () => {
 
   const save = (key: string, value: string) => s.api('POST', '/api/admin/setting/save', { token: admin, body: [{ key, value }] });
 
+  /** Three tasks of a kind, each running until its gate is opened; counts how many run at once. */
+  const gatedTasks = (kind: 'copy' | 'decompress') => {
+    const g = { running: 0, most: 0, gates: [] as Array<() => void>, done: () => Promise.all(tasks.map((t) => t.done)) };
+    const tasks = Array.from({ length: 3 }, (_, i) =>
+      s.core.tasks.submit({
+        kind,
+        name: `gate ${i}`,
+        run: async () => {
+          g.running++;
+          g.most = Math.max(g.most, g.running);
+          await new Promise<void>((r) => g.gates.push(r));
+          g.running--;
+        },
+      }),
+    );
+    return g;
+  };
+
   it('lists the thread and speed keys in the traffic group; the unbuilt features keys are absent', async () => {
     const items = (await s.api('GET', '/api/admin/setting/list?group=11', { token: admin })).data as Array<{ key: string; value: string; flag: number }>;
     const byKey = Object.fromEntries(items.map((i) => [i.key, i]));
@@ -51,58 +69,32 @@ describe('traffic settings (OpenList)', () => {
     expect(s.core.tasks.workers('decompress')).toBe(2);
     expect(s.core.tasks.workers('decompress_upload')).toBe(3);
     // two decompress tasks run at once, a third waits for one of them
-    let running = 0;
-    const gates: Array<() => void> = [];
-    const tasks = Array.from({ length: 3 }, (_, i) =>
-      s.core.tasks.submit({
-        kind: 'decompress',
-        name: `gate ${i}`,
-        run: async () => {
-          running++;
-          await new Promise<void>((r) => gates.push(r));
-          running--;
-        },
-      }),
-    );
-    await waitFor(() => running === 2, 2000);
+    const g = gatedTasks('decompress');
+    await waitFor(() => g.running === 2, 2000);
     await new Promise((r) => setTimeout(r, 200));
-    expect([running, gates.length]).toEqual([2, 2]);
-    gates.shift()!();
-    await waitFor(() => gates.length === 2 && running === 2, 2000);
-    for (const g of gates) g();
-    await Promise.all(tasks.map((t) => t.done));
-    expect(running).toBe(0);
+    expect([g.running, g.gates.length]).toEqual([2, 2]);
+    g.gates.shift()!();
+    await waitFor(() => g.gates.length === 2 && g.running === 2, 2000);
+    for (const open of g.gates) open();
+    await g.done();
+    expect([g.running, g.most]).toEqual([0, 2]);
   });
 
   it('a thread count sets how many tasks of its kind run at once', async () => {
     expect((await save('copy_task_threads_num', '0')).code).toBe(400);
     expect((await save('copy_task_threads_num', '1')).code).toBe(200);
-    let running = 0;
-    let most = 0;
-    const gates: Array<() => void> = [];
-    const tasks = Array.from({ length: 3 }, (_, i) =>
-      s.core.tasks.submit({
-        kind: 'copy',
-        name: `gate ${i}`,
-        run: async () => {
-          running++;
-          most = Math.max(most, running);
-          await new Promise<void>((r) => gates.push(r));
-          running--;
-        },
-      }),
-    );
-    await waitFor(() => running === 1, 2000);
+    const g = gatedTasks('copy');
+    await waitFor(() => g.running === 1, 2000);
     await new Promise((r) => setTimeout(r, 200));
-    expect([running, gates.length]).toEqual([1, 1]);
+    expect([g.running, g.gates.length]).toEqual([1, 1]);
     // more threads: the waiting tasks start at once
     expect((await save('copy_task_threads_num', '3')).code).toBe(200);
-    await waitFor(() => running === 3, 2000);
-    expect(most).toBe(3);
-    expect(gates.length).toBe(3);
-    for (const g of gates) g();
-    await Promise.all(tasks.map((t) => t.done));
-    expect(running).toBe(0);
+    await waitFor(() => g.running === 3, 2000);
+    expect(g.most).toBe(3);
+    expect(g.gates.length).toBe(3);
+    for (const open of g.gates) open();
+    await g.done();
+    expect(g.running).toBe(0);
     expect(s.core.tasks.workers('copy')).toBe(3);
   });
 
