@@ -46,8 +46,8 @@ export class ByteStrings {
   }
 }
 
-/** A growable Float64Array / Int32Array / Uint8Array column. */
-class Column<T extends Float64Array | Int32Array | Uint8Array> {
+/** A growable Float64Array / Int32Array / Uint32Array / Uint8Array column. */
+export class Column<T extends Float64Array | Int32Array | Uint32Array | Uint8Array> {
   constructor(
     public data: T,
     private readonly make: (n: number) => T,
@@ -63,9 +63,10 @@ class Column<T extends Float64Array | Int32Array | Uint8Array> {
   }
 }
 
-const f64 = () => new Column(new Float64Array(1024), (n) => new Float64Array(n));
+export const f64 = (n = 1024) => new Column(new Float64Array(n), (m) => new Float64Array(m));
+export const u32 = (n = 1024) => new Column(new Uint32Array(n), (m) => new Uint32Array(m));
 const i32 = () => new Column(new Int32Array(1024), (n) => new Int32Array(n));
-const u8 = () => new Column(new Uint8Array(1024), (n) => new Uint8Array(n));
+export const u8 = (n = 1024) => new Column(new Uint8Array(n), (m) => new Uint8Array(m));
 
 /** One node of the inner tree as the API shows it, made on demand. */
 export interface TreeNode {

@@ -74,9 +74,10 @@ function runUnrar(o: RunOptions): Promise<{ comment?: string }> {
     eval: true,
     workerData: { lib: lib(), op: o.op, file: o.file, password: o.password, target: o.target, wanted: o.wanted, maxBytes: o.maxBytes ?? 0 },
   });
+  let abort = () => {};
   return new Promise<{ comment?: string }>((resolve, reject) => {
     let tooLarge = false;
-    const abort = () => reject(o.signal!.reason ?? new Error('aborted'));
+    abort = () => reject(o.signal!.reason ?? new Error('aborted'));
     o.signal?.addEventListener('abort', abort, { once: true });
     worker.on('message', (m: { type: string; reason?: string; message?: string; comment?: string }) => {
       if (m.type === 'toolarge') tooLarge = true;
@@ -90,6 +91,7 @@ function runUnrar(o: RunOptions): Promise<{ comment?: string }> {
     worker.on('error', (err) => reject(new BadRequest(`unrar failed: ${err.message}`)));
     worker.on('exit', () => reject(new BadRequest('unrar stopped')));
   }).finally(() => {
+    o.signal?.removeEventListener('abort', abort);
     void worker.terminate();
   });
 }

@@ -6,7 +6,7 @@ import { Missing, Upstream } from '../errors.js';
 import { type ArchiveEntry, safeInnerPath } from './entries.js';
 import { type OpenedArchive, under, wrongPassword } from './reader.js';
 import type { ByteSource } from './source.js';
-import { ByteStrings } from './compact.js';
+import { ByteStrings, type Column, f64, u32, u8 } from './compact.js';
 import { asBuffer, readZipDirectory, type ZipRecord } from './zip-directory.js';
 import { lazyRequire } from '../util/lazy-require.js';
 
@@ -137,7 +137,7 @@ async function plainEntry(source: ByteSource, e: ZipEntry): Promise<Readable> {
   const start = e.localOffset + 30 + head.readUInt16LE(26) + head.readUInt16LE(28);
   const raw = e.compressedSize > 0 ? await source.stream(start, start + e.compressedSize - 1) : Readable.from([]);
   const out = new PassThrough();
-  const streams: NodeJS.ReadWriteStream[] = e.method === 8 ? [createInflateRaw(), checked(e), out] : [checked(e), out];
+  const streams: NodeJS.ReadWriteStream[] = e.method === 8 ? [createInflateRaw({ chunkSize: 256 * 1024 }), checked(e), out] : [checked(e), out];
   pipeline([raw, ...streams], (err) => {
     if (err && !out.destroyed) out.destroy(err.name === 'Error' && (err as NodeJS.ErrnoException).code?.startsWith('Z_') ? new Upstream(`the zip entry ${e.path} is damaged: ${err.message}`) : err);
   });
@@ -155,20 +155,28 @@ async function plainEntry(source: ByteSource, e: ZipEntry): Promise<Readable> {
  */
 class ZipIndex {
   readonly paths = new ByteStrings();
-  private cap: number;
-  private num: Float64Array;
-  private u32: Uint32Array;
-  private bits: Uint8Array;
-  /** Float64 fields per entry: size, compressed size, local header offset, record offset, modified. */
-  private static readonly N = 5;
-  /** Uint32 fields per entry: crc, record length, method. */
-  private static readonly U = 3;
+  private readonly size: Column<Float64Array>;
+  private readonly compressedSize: Column<Float64Array>;
+  private readonly localOffset: Column<Float64Array>;
+  private readonly cdOffset: Column<Float64Array>;
+  private readonly modified: Column<Float64Array>;
+  private readonly crc: Column<Uint32Array>;
+  private readonly cdLength: Column<Uint32Array>;
+  private readonly method: Column<Uint32Array>;
+  /** 1: folder, 2: encrypted. */
+  private readonly bits: Column<Uint8Array>;
 
   constructor(expected: number) {
-    this.cap = Math.max(16, Math.min(expected, 1 << 20));
-    this.num = new Float64Array(this.cap * ZipIndex.N);
-    this.u32 = new Uint32Array(this.cap * ZipIndex.U);
-    this.bits = new Uint8Array(this.cap);
+    const n = Math.max(16, Math.min(expected, 1 << 20));
+    this.size = f64(n);
+    this.compressedSize = f64(n);
+    this.localOffset = f64(n);
+    this.cdOffset = f64(n);
+    this.modified = f64(n);
+    this.crc = u32(n);
+    this.cdLength = u32(n);
+    this.method = u32(n);
+    this.bits = u8(n);
   }
 
   get length(): number {
@@ -176,44 +184,35 @@ class ZipIndex {
   }
 
   push(path: string, isDir: boolean, r: Readonly<ZipRecord>): void {
-    const i = this.paths.length;
-    if (i === this.cap) this.grow();
-    this.paths.push(path);
-    this.num.set([r.size, r.compressedSize, r.localOffset, r.cdOffset, r.modified], i * ZipIndex.N);
-    this.u32.set([r.crc, r.cdLength, r.method], i * ZipIndex.U);
-    this.bits[i] = (isDir ? 1 : 0) | (r.flags & 1 ? 2 : 0);
-  }
-
-  private grow(): void {
-    this.cap *= 2;
-    const num = new Float64Array(this.cap * ZipIndex.N);
-    num.set(this.num);
-    const u32 = new Uint32Array(this.cap * ZipIndex.U);
-    u32.set(this.u32);
-    const bits = new Uint8Array(this.cap);
-    bits.set(this.bits);
-    Object.assign(this, { num, u32, bits });
+    const i = this.paths.push(path);
+    this.size.set(i, r.size);
+    this.compressedSize.set(i, r.compressedSize);
+    this.localOffset.set(i, r.localOffset);
+    this.cdOffset.set(i, r.cdOffset);
+    this.modified.set(i, r.modified);
+    this.crc.set(i, r.crc);
+    this.cdLength.set(i, r.cdLength);
+    this.method.set(i, r.method);
+    this.bits.set(i, (isDir ? 1 : 0) | (r.flags & 1 ? 2 : 0));
   }
 
   isDir(i: number): boolean {
-    return (this.bits[i]! & 1) !== 0;
+    return (this.bits.data[i]! & 1) !== 0;
   }
 
   at(i: number): ZipEntry {
-    const n = i * ZipIndex.N;
-    const u = i * ZipIndex.U;
     return {
       path: this.paths.get(i),
-      size: this.num[n]!,
+      size: this.size.data[i]!,
       isDir: this.isDir(i),
-      modified: this.num[n + 4]!,
-      encrypted: (this.bits[i]! & 2) !== 0,
-      method: this.u32[u + 2]!,
-      crc: this.u32[u]!,
-      compressedSize: this.num[n + 1]!,
-      localOffset: this.num[n + 2]!,
-      cdOffset: this.num[n + 3]!,
-      cdLength: this.u32[u + 1]!,
+      modified: this.modified.data[i]!,
+      encrypted: (this.bits.data[i]! & 2) !== 0,
+      method: this.method.data[i]!,
+      crc: this.crc.data[i]!,
+      compressedSize: this.compressedSize.data[i]!,
+      localOffset: this.localOffset.data[i]!,
+      cdOffset: this.cdOffset.data[i]!,
+      cdLength: this.cdLength.data[i]!,
     };
   }
 
