@@ -7,10 +7,16 @@ import type { ArchiveEntry } from './entries.js';
  * are a few buffers off the heap, and strings are made only when read.
  */
 export class ByteStrings {
-  private bytes = Buffer.allocUnsafe(64 * 1024);
+  private bytes: Buffer;
   private used = 0;
-  private starts = new Float64Array(1024);
+  private starts: Float64Array;
   private n = 0;
+
+  /** Sized for `expected` strings of about 24 bytes (grown by doubling past that). */
+  constructor(expected = 1024) {
+    this.bytes = Buffer.allocUnsafe(Math.max(4096, expected * 24));
+    this.starts = new Float64Array(expected + 1);
+  }
 
   get length(): number {
     return this.n;
@@ -65,7 +71,7 @@ export class Column<T extends Float64Array | Int32Array | Uint32Array | Uint8Arr
 
 export const f64 = (n = 1024) => new Column(new Float64Array(n), (m) => new Float64Array(m));
 export const u32 = (n = 1024) => new Column(new Uint32Array(n), (m) => new Uint32Array(m));
-const i32 = () => new Column(new Int32Array(1024), (n) => new Int32Array(n));
+const i32 = (n = 1024) => new Column(new Int32Array(n), (m) => new Int32Array(m));
 export const u8 = (n = 1024) => new Column(new Uint8Array(n), (m) => new Uint8Array(m));
 
 /** One node of the inner tree as the API shows it, made on demand. */
@@ -86,16 +92,26 @@ const NONE = -1;
  * Node 0 is the root folder.
  */
 export class ArchiveTree {
-  private readonly names = new ByteStrings();
-  private readonly size = f64();
-  private readonly modified = f64();
-  private readonly dir = u8();
-  private readonly first = i32();
-  private readonly last = i32();
-  private readonly next = i32();
-  private readonly childCount = i32();
+  private readonly names: ByteStrings;
+  private readonly size: Column<Float64Array>;
+  private readonly modified: Column<Float64Array>;
+  private readonly dir: Column<Uint8Array>;
+  private readonly first: Column<Int32Array>;
+  private readonly last: Column<Int32Array>;
+  private readonly next: Column<Int32Array>;
+  private readonly childCount: Column<Int32Array>;
 
-  constructor() {
+  /** Columns sized for `expected` nodes (they grow past it). */
+  constructor(expected = 1024) {
+    const n = Math.max(16, Math.min(expected, 1 << 22));
+    this.names = new ByteStrings(n);
+    this.size = f64(n);
+    this.modified = f64(n);
+    this.dir = u8(n);
+    this.first = i32(n);
+    this.last = i32(n);
+    this.next = i32(n);
+    this.childCount = i32(n);
     this.addNode(NONE, '', 0, true, 0);
   }
 
@@ -127,8 +143,9 @@ export class ArchiveTree {
    * The tree of a flat entry list: folders implied by deeper names are added. A file stored
    * under a folder's path is left out; a file path stored twice is listed twice (as stored).
    */
-  static of(entries: Iterable<ArchiveEntry>): ArchiveTree {
-    const tree = new ArchiveTree();
+  static of(entries: Iterable<ArchiveEntry>, expected?: number): ArchiveTree {
+    // Room for the entries, the root and some implied folders.
+    const tree = new ArchiveTree(expected === undefined ? undefined : Math.ceil(expected * 1.05) + 16);
     // Folders by path (a few among many files).
     const folders = new Map<string, number>([['/', 0]]);
     const folder = (p: string): number => {

@@ -221,7 +221,7 @@ export class Archives {
   private async readMeta(virtualPath: string, password?: string): Promise<ArchiveMeta> {
     const { archive } = await this.open(virtualPath, password);
     try {
-      return { comment: archive.comment, encrypted: archive.encrypted, tree: ArchiveTree.of(archive.entries), entries: archive.count };
+      return { comment: archive.comment, encrypted: archive.encrypted, tree: ArchiveTree.of(archive.entries, archive.count), entries: archive.count };
     } finally {
       await archive.close();
     }

@@ -154,7 +154,7 @@ async function plainEntry(source: ByteSource, e: ZipEntry): Promise<Readable> {
  * objects are made as they are read.
  */
 class ZipIndex {
-  readonly paths = new ByteStrings();
+  readonly paths: ByteStrings;
   private readonly size: Column<Float64Array>;
   private readonly compressedSize: Column<Float64Array>;
   private readonly localOffset: Column<Float64Array>;
@@ -168,6 +168,7 @@ class ZipIndex {
 
   constructor(expected: number) {
     const n = Math.max(16, Math.min(expected, 1 << 20));
+    this.paths = new ByteStrings(n);
     this.size = f64(n);
     this.compressedSize = f64(n);
     this.localOffset = f64(n);
