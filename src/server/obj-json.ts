@@ -1,5 +1,6 @@
 import type { Core } from '../core.js';
-import type { TreeNode } from '../archive/entries.js';
+import type { ArchiveTree, TreeNode } from '../archive/compact.js';
+import type { InnerFolder } from '../archive/service.js';
 import type { Obj } from '../drivers/types.js';
 import { encodePath } from './urls.js';
 
@@ -48,12 +49,13 @@ export function objText(core: Core, obj: Obj, parent: string, signed: (name: str
 
 /** An entry inside an archive as OpenList's ObjResp without sign and thumb. */
 export function innerJson(core: Core, n: TreeNode) {
+  const time = new Date(n.modified * 1000).toISOString();
   return {
     name: n.name,
     size: n.size,
     is_dir: n.isDir,
-    modified: n.modified.toISOString(),
-    created: n.modified.toISOString(),
+    modified: time,
+    created: time,
     sign: '',
     thumb: '',
     type: n.isDir ? 1 : core.fileTypes.ofName(n.name),
@@ -62,8 +64,53 @@ export function innerJson(core: Core, n: TreeNode) {
   };
 }
 
-type InnerTree = ReturnType<typeof innerJson> & { children: InnerTree[] | null };
+/**
+ * An archive's inner tree as OpenList's ArchiveContentResp, as JSON pieces made as they are sent
+ * (depth-first with a stack of its own): neither a 100 000-entry tree nor a deeply nested one is
+ * ever built as objects or one string.
+ */
+export function* innerTreeJson(core: Core, tree: ArchiveTree): Generator<string> {
+  const stack = [tree.children(0)];
+  let first = true;
+  yield '[';
+  while (stack.length > 0) {
+    const next = stack[stack.length - 1]!.next();
+    if (next.done) {
+      stack.pop();
+      yield stack.length > 0 ? ']}' : ']';
+      first = false;
+      continue;
+    }
+    const n = tree.node(next.value);
+    const obj = JSON.stringify(innerJson(core, n)).slice(0, -1);
+    const sep = first ? '' : ',';
+    if (n.isDir) {
+      yield `${sep}${obj},"children":[`;
+      stack.push(tree.children(next.value));
+      first = true;
+    } else {
+      yield `${sep}${obj},"children":null}`;
+      first = false;
+    }
+  }
+}
 
-/** An archive's inner tree as OpenList's ArchiveContentResp. */
-export const innerTreeJson = (core: Core, nodes: TreeNode[]): InnerTree[] =>
-  nodes.map((n) => ({ ...innerJson(core, n), children: n.isDir ? innerTreeJson(core, n.children) : null }));
+/** `archive/meta`'s answer: the tree streamed between the comment and the links. */
+export function* archiveMetaJson(core: Core, meta: { comment: string; encrypted: boolean; tree: ArchiveTree }, links: { raw_url: string; sign: string }): Generator<string> {
+  yield `{"comment":${JSON.stringify(meta.comment)},"encrypted":${meta.encrypted},"content":`;
+  yield* innerTreeJson(core, meta.tree);
+  yield `,${JSON.stringify(links).slice(1)}`;
+}
+
+/** One page of an inner folder's children (`archive/list`), walked without copying the folder. */
+export function innerPage(core: Core, { tree, id }: InnerFolder, bounds: (total: number) => { start: number; end: number }) {
+  const total = tree.childrenCount(id);
+  const { start, end } = bounds(total);
+  const content = [];
+  let i = 0;
+  for (const c of tree.children(id)) {
+    if (i >= end) break;
+    if (i++ >= start) content.push(innerJson(core, tree.node(c)));
+  }
+  return { content, total };
+}

@@ -404,7 +404,7 @@ export function contentDisposition(type: 'attachment' | 'inline', name: string):
  * One archive entry's bytes, streamed as extracted (raw entry links /ad /ap /ae, and /sad):
  * no Range, the entry's size when the archive declares it.
  */
-export async function sendArchiveEntry(req: FastifyRequest, reply: FastifyReply, stream: Readable, entry: { size: number; modified: Date }, name: string): Promise<void> {
+export async function sendArchiveEntry(req: FastifyRequest, reply: FastifyReply, stream: Readable, entry: { size: number; modified: number }, name: string): Promise<void> {
   const type = contentTypeOf(name);
   reply.hijack();
   reply.raw.writeHead(200, {
@@ -413,7 +413,7 @@ export async function sendArchiveEntry(req: FastifyRequest, reply: FastifyReply,
     'referrer-policy': 'no-referrer',
     'cache-control': type.startsWith('image') ? 'max-age=86400' : 'max-age=0, no-cache, no-store, must-revalidate',
     ...(entry.size > 0 ? { 'content-length': String(entry.size) } : {}),
-    'last-modified': entry.modified.toUTCString(),
+    'last-modified': new Date(entry.modified).toUTCString(),
   });
   if (req.method === 'HEAD') {
     stream.destroy();

@@ -4,8 +4,7 @@ import type { Share } from '../db/shares.js';
 import type { User } from '../db/users.js';
 import type { Link, LinkArgs, Obj } from '../drivers/types.js';
 import { can, PERM } from '../auth/permissions.js';
-import type { ArchiveMeta } from '../archive/service.js';
-import type { TreeNode } from '../archive/entries.js';
+import type { ArchiveMeta, InnerFolder } from '../archive/service.js';
 import { AppError, BadRequest, Forbidden, isKind, KindError, Missing } from '../errors.js';
 import type { Mounted } from '../fs/storages.js';
 import { isSubPath } from '../util/paths.js';
@@ -198,7 +197,7 @@ export class ShareView {
     return this.guard(() => this.view.archiveMeta(target, opts));
   }
 
-  async archiveList(rel: string, inner: string, opts: { password?: string; refresh?: boolean }): Promise<TreeNode[]> {
+  async archiveList(rel: string, inner: string, opts: { password?: string; refresh?: boolean }): Promise<InnerFolder> {
     const target = await this.archive(rel);
     return this.guard(() => this.view.archiveList(target, inner, opts));
   }

@@ -8,12 +8,12 @@ import { archiveExtensions } from '../../archive/formats.js';
 import { Forbidden } from '../../errors.js';
 import { RawView } from '../../view/raw.js';
 import { taskJson } from '../../tasks/manager.js';
-import { ANY, apiRoute, authenticate } from '../route.js';
+import { ANY, apiRoute, authenticate, RawJson } from '../route.js';
 import { isSharePath, shareArchiveList, shareArchiveMeta } from './share-visit.js';
 import { archiveObjShape, archiveTreeShape, pageShape, taskShape } from '../shapes.js';
 import { sendArchiveEntry } from '../send-file.js';
 import { apiUrl, encodePath } from '../urls.js';
-import { innerJson, innerTreeJson } from '../obj-json.js';
+import { archiveMetaJson, innerPage } from '../obj-json.js';
 import { boolish, int, pageBounds } from '../validation.js';
 
 const metaInput = z.object({
@@ -58,13 +58,7 @@ export function archiveRoutes(app: FastifyInstance, core: Core): void {
       const meta = await view.archiveMeta(reqPath, { password: input.archive_pass, refresh: input.refresh ?? false });
       const parent = path.posix.dirname(reqPath);
       const signed = view.signTest(parent, view.storageOf(reqPath))(path.posix.basename(reqPath));
-      return {
-        comment: meta.comment,
-        encrypted: meta.encrypted,
-        content: innerTreeJson(core, meta.tree.children),
-        raw_url: `${apiUrl(req, core.config.site_url)}/ae${encodePath(reqPath)}`,
-        sign: signed ? core.signer.sign(reqPath) : '',
-      };
+      return new RawJson(archiveMetaJson(core, meta, { raw_url: `${apiUrl(req, core.config.site_url)}/ae${encodePath(reqPath)}`, sign: signed ? core.signer.sign(reqPath) : '' }));
     },
   });
 
@@ -81,10 +75,8 @@ export function archiveRoutes(app: FastifyInstance, core: Core): void {
       const principal = (await authenticate(core, req, 'user'))!;
       const view = core.views.for(principal.user, { front: 'api', password: input.password });
       const reqPath = view.virtual(input.path);
-      const nodes = await view.archiveList(reqPath, cleanInner(input.inner_path), { password: input.archive_pass, refresh: input.refresh ?? false });
-      const total = nodes.length;
-      const { start, end } = pageBounds(input, total);
-      return { content: nodes.slice(start, end).map((n) => innerJson(core, n)), total };
+      const folder = await view.archiveList(reqPath, cleanInner(input.inner_path), { password: input.archive_pass, refresh: input.refresh ?? false });
+      return innerPage(core, folder, (total) => pageBounds(input, total));
     },
   });
 

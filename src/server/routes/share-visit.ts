@@ -5,7 +5,7 @@ import type { Core } from '../../core.js';
 import { mustProxy } from '../../drivers/form.js';
 import type { Obj } from '../../drivers/types.js';
 import type { ShareView } from '../../view/share.js';
-import { innerJson, innerTreeJson, objJson } from '../obj-json.js';
+import { archiveMetaJson, innerPage, objJson } from '../obj-json.js';
 import { PrivacyMask } from '../envelope.js';
 import { envelopeStatus, sendRawError } from '../raw-error.js';
 import { sendArchiveEntry } from '../send-file.js';
@@ -100,22 +100,14 @@ export interface ShareArchiveInput extends ShareReadInput {
 export async function shareArchiveMeta(core: Core, req: FastifyRequest, input: ShareArchiveInput) {
   const { view, sid, rel } = await openShare(core, req, input);
   const meta = await view.archiveMeta(rel, { password: input.archive_pass, refresh: input.refresh ?? false });
-  return {
-    comment: meta.comment,
-    encrypted: meta.encrypted,
-    content: innerTreeJson(core, meta.tree.children),
-    raw_url: visitorLink(core, req, 'sad', sid, rel, view, input),
-    sign: '',
-  };
+  return new RawJson(archiveMetaJson(core, meta, { raw_url: visitorLink(core, req, 'sad', sid, rel, view, input), sign: '' }));
 }
 
 /** `/api/fs/archive/list` of a `/@s/…` path (OpenList's SharingArchiveList). */
 export async function shareArchiveList(core: Core, req: FastifyRequest, input: ShareArchiveInput) {
   const { view, rel } = await openShare(core, req, input);
-  const nodes = await view.archiveList(rel, cleanInner(input.inner_path), { password: input.archive_pass, refresh: input.refresh ?? false });
-  const total = nodes.length;
-  const { start, end } = pageBounds(input, total);
-  return { content: nodes.slice(start, end).map((n) => innerJson(core, n)), total };
+  const folder = await view.archiveList(rel, cleanInner(input.inner_path), { password: input.archive_pass, refresh: input.refresh ?? false });
+  return innerPage(core, folder, (total) => pageBounds(input, total));
 }
 
 interface LinkQuery {
