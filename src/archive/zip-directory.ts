@@ -119,25 +119,44 @@ export async function readZipDirectory(source: ByteSource, encoding: string): Pr
   const walk = async (visit: (r: Readonly<ZipRecord>) => void): Promise<void> => {
     if (cdSize === 0) return;
     const r: ZipRecord = { name: '', method: 0, flags: 0, crc: 0, compressedSize: 0, size: 0, localOffset: 0, cdOffset: 0, cdLength: 0, externalAttributes: 0, madeBy: 0, modified: 0 };
-    let pending: Buffer = Buffer.alloc(0);
+    /** The start of a record cut by the end of a chunk (copied, so the chunk itself is let go). */
+    let carry: Buffer | undefined;
     let pos = start;
     let seen = 0;
-    for await (const chunk of await source.stream(start, start + cdSize - 1)) {
-      pending = pending.length ? Buffer.concat([pending, chunk as Buffer]) : (chunk as Buffer);
-      let p = 0;
-      while (pending.length - p >= 46) {
-        if (pending.readUInt32LE(p) !== CENTRAL) throw new BadRequest('not a readable zip archive: bad central directory record');
-        const nameLen = pending.readUInt16LE(p + 28);
-        const extraLen = pending.readUInt16LE(p + 30);
-        const commentLen = pending.readUInt16LE(p + 32);
-        const length = 46 + nameLen + extraLen + commentLen;
-        if (pending.length - p < length) break;
-        visit(parseRecord(r, pending.subarray(p, p + length), pos, shift, decode));
-        seen++;
-        p += length;
-        pos += length;
+    const emit = (record: Buffer) => {
+      visit(parseRecord(r, record, pos, shift, decode));
+      seen++;
+      pos += record.length;
+    };
+    const lengthOf = (b: Buffer, at: number) => 46 + b.readUInt16LE(at + 28) + b.readUInt16LE(at + 30) + b.readUInt16LE(at + 32);
+    for await (const c of await source.stream(start, start + cdSize - 1)) {
+      let chunk = c as Buffer;
+      if (carry) {
+        // Complete the cut record from the head of this chunk.
+        const head = carry.length >= 46 ? carry : Buffer.concat([carry, chunk.subarray(0, 46 - carry.length)]);
+        if (head.length < 46) {
+          carry = head;
+          continue;
+        }
+        if (head.readUInt32LE(0) !== CENTRAL) throw new BadRequest('not a readable zip archive: bad central directory record');
+        const take = lengthOf(head, 0) - carry.length;
+        if (chunk.length < take) {
+          carry = Buffer.concat([carry, chunk]);
+          continue;
+        }
+        emit(Buffer.concat([carry, chunk.subarray(0, take)]));
+        chunk = chunk.subarray(take);
+        carry = undefined;
       }
-      pending = pending.subarray(p);
+      let p = 0;
+      while (chunk.length - p >= 46) {
+        if (chunk.readUInt32LE(p) !== CENTRAL) throw new BadRequest('not a readable zip archive: bad central directory record');
+        const length = lengthOf(chunk, p);
+        if (chunk.length - p < length) break;
+        emit(chunk.subarray(p, p + length));
+        p += length;
+      }
+      if (p < chunk.length) carry = Buffer.from(chunk.subarray(p));
     }
     if (seen < entries && entries !== MAX16) throw new BadRequest('not a readable zip archive: central directory ended early');
   };

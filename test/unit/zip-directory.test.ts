@@ -7,10 +7,10 @@ import { ByteSource } from '../../src/archive/source.js';
 import { openZip } from '../../src/archive/zip.js';
 import { readZipDirectory } from '../../src/archive/zip-directory.js';
 
-/** A ByteSource over a local file, counting nothing but what it reads. */
-const sourceOf = (file: string) => {
+/** A ByteSource over a local file, in chunks of `chunk` bytes (small ones cut records anywhere). */
+const sourceOf = (file: string, chunk = 64 * 1024) => {
   const size = readFileSync(file).length;
-  return new ByteSource({ file: { size, modified: new Date(), open: async (start, end) => createReadStream(file, { start, end }) } }, size, null as never);
+  return new ByteSource({ file: { size, modified: new Date(), open: async (start, end) => createReadStream(file, { start, end, highWaterMark: chunk }) } }, size, null as never);
 };
 const text = async (s: NodeJS.ReadableStream) => {
   const chunks: Buffer[] = [];
@@ -38,8 +38,8 @@ with zipfile.ZipFile(sys.argv[1], 'w') as z:
   });
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-  it('streams the records with their names, sizes and methods', async () => {
-    const d = await readZipDirectory(sourceOf(path.join(dir, 'plain.zip')), '');
+  it.each([64 * 1024, 1, 7, 45, 46, 47])('streams the records with their names, sizes and methods (read in chunks of %i bytes)', async (chunk) => {
+    const d = await readZipDirectory(sourceOf(path.join(dir, 'plain.zip'), chunk), '');
     expect(d.entries).toBe(4);
     const seen: Array<[string, number, number]> = [];
     await d.walk((r) => seen.push([r.name, r.size, r.method]));
