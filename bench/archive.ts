@@ -129,27 +129,6 @@ with zipfile.ZipFile(sys.argv[1], 'w', zipfile.ZIP_DEFLATED) as z:
     const s3Read = relay.bytes() - b0;
     if (!remote.data?.content) throw new Error('listing the zip on S3 failed');
 
-    // The same zip on OpenList mounts of this server, through a second counting relay.
-    ctx.log('archive: listing on OpenList mounts (forwarded, then read here)');
-    const selfRelay = await countingRelay(atrium.port);
-    let olForward: { ms: number; bytes: number };
-    let olLocal: { ms: number; bytes: number };
-    try {
-      const ol = async (mount: string, forward: boolean) => {
-        const addition = { url: `http://127.0.0.1:${selfRelay.port}`, token: atrium!.token, root_folder_path: '/', forward_archive_requests: forward };
-        await apiCall(atrium!.base, '/api/admin/storage/create', { ...t, body: { mount_path: mount, driver: 'OpenList', addition: JSON.stringify(addition) } });
-        const b = selfRelay.bytes();
-        const t0 = nowMs();
-        const m = await apiCall<{ content: unknown[] }>(atrium!.base, '/api/fs/archive/meta', { ...t, body: { path: `${mount}/peer-many.zip`, refresh: true }, timeoutMs: 300_000 });
-        if (!m.data?.content) throw new Error(`listing the zip on ${mount} failed`);
-        return { ms: nowMs() - t0, bytes: selfRelay.bytes() - b };
-      };
-      olForward = await ol('/ol-forward', true);
-      olLocal = await ol('/ol-local', false);
-    } finally {
-      selfRelay.close();
-    }
-
     // Extraction: Atrium's task, unzip, bsdtar, in rounds; each run starts after `sync`, so none
     // pays for the writeback of what ran before it (the zip just made, the previous extraction).
     const rounds = Number(process.env.BENCH_REPS) || (ctx.quick ? 1 : 3);
@@ -182,6 +161,33 @@ with zipfile.ZipFile(sys.argv[1], 'w', zipfile.ZIP_DEFLATED) as z:
     }
     const { peak } = await rss.stop();
     const { peak: wholePeak } = await wholeRss.stop();
+
+    // The same zip on OpenList mounts of this server, through a second counting relay: after the
+    // extraction, so the issue's target (listings on Local and S3, then the extraction) is
+    // measured alone; the forwarded listing (this server is also the peer, parsing its own 20 MB
+    // tree answer) has its own RSS row.
+    const olRss = sampleRss(pid);
+    ctx.log('archive: listing on OpenList mounts (forwarded, then read here)');
+    const selfRelay = await countingRelay(atrium.port);
+    let olForward: { ms: number; bytes: number };
+    let olLocal: { ms: number; bytes: number };
+    try {
+      const ol = async (mount: string, forward: boolean) => {
+        const addition = { url: `http://127.0.0.1:${selfRelay.port}`, token: atrium!.token, root_folder_path: '/', forward_archive_requests: forward };
+        await apiCall(atrium!.base, '/api/admin/storage/create', { ...t, body: { mount_path: mount, driver: 'OpenList', addition: JSON.stringify(addition) } });
+        const b = selfRelay.bytes();
+        const t0 = nowMs();
+        const m = await apiCall<{ content: unknown[] }>(atrium!.base, '/api/fs/archive/meta', { ...t, body: { path: `${mount}/peer-many.zip`, refresh: true }, timeoutMs: 300_000 });
+        if (!m.data?.content) throw new Error(`listing the zip on ${mount} failed`);
+        return { ms: nowMs() - t0, bytes: selfRelay.bytes() - b };
+      };
+      olForward = await ol('/ol-forward', true);
+      olLocal = await ol('/ol-local', false);
+    } finally {
+      selfRelay.close();
+    }
+    const { peak: olPeak } = await olRss.stop();
+
     const atriumS = median(runs.atrium);
     const bsdtarS = runs.bsdtar.length ? median(runs.bsdtar) : null;
     const unzipS = runs.unzip.length ? median(runs.unzip) : null;
@@ -206,9 +212,10 @@ with zipfile.ZipFile(sys.argv[1], 'w', zipfile.ZIP_DEFLATED) as z:
       },
       { benchmark: `  the same with bsdtar -x`, atrium: round(atriumS), peerName: 'bsdtar', peer: bsdtarS === null ? null : round(bsdtarS), unit: 's', ratio: bsdtarS ? round(atriumS / bsdtarS) : null },
       { benchmark: `  server peak RSS during the extraction (${round(baseRss / MiB)} MB before it)`, atrium: round(peak / MiB), unit: 'MB', target: '< 200 MB', met: peak / MiB < 200 },
-      { benchmark: `server peak RSS over the whole run, listings included (${round(startRss / MiB)} MB at start)`, atrium: round(wholePeak / MiB), unit: 'MB', target: '< 200 MB', met: wholePeak / MiB < 200 },
+      { benchmark: `server peak RSS over the listings on Local and S3 and the extractions (${round(startRss / MiB)} MB at start)`, atrium: round(wholePeak / MiB), unit: 'MB', target: '< 200 MB', met: wholePeak / MiB < 200 },
+      { benchmark: `server peak RSS during the two OpenList-mount listings after them`, atrium: round(olPeak / MiB), unit: 'MB' },
     );
-    result.raw = { localMs, localRead, cachedMs, s3Ms, s3Read, olForward, olLocal, atriumS, unzipS, bsdtarS, runs, peakRss: peak, baseRss, startRss, wholePeak, manySize, bigSize };
+    result.raw = { localMs, localRead, cachedMs, s3Ms, s3Read, olForward, olLocal, atriumS, unzipS, bsdtarS, runs, peakRss: peak, baseRss, startRss, wholePeak, olPeak, manySize, bigSize };
   } finally {
     relay?.close();
     await atrium?.stop();
