@@ -175,7 +175,7 @@ describe('OpenListShare driver', () => {
   describe('archives inside the share', () => {
     const fileOf = (name: string) => parts[name.replace(/^\//, '')]!;
     const entry = (p: string, inner: string, pass = '') =>
-      s.inject({ method: 'GET', url: `/ae${p}?inner=${encodeURIComponent(inner)}&pass=${encodeURIComponent(pass)}&sign=${encodeURIComponent(s.core.signer.sign(p))}` });
+      s.inject({ method: 'GET', url: `/ae${p}?inner=${encodeURIComponent(inner)}&pass=${encodeURIComponent(pass)}&sign=${encodeURIComponent(s.core.signer.sign(p))}`, headers: { accept: 'application/json' } });
 
     it('the server refuses archives to visitors (share_archive_preview off): this server reads the zip by ranges of the /sd link', async () => {
       // What the server answers a forwarded call: its refusal, which the driver turns into reading here.

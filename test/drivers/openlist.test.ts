@@ -95,7 +95,7 @@ describe('OpenList driver', () => {
   describe('archives on the peer', () => {
     const api = (url: string, body: unknown) => s.api('POST', url, { token: admin, body });
     const entry = (p: string, inner: string, pass = '') =>
-      s.inject({ method: 'GET', url: `/ae${p}?inner=${encodeURIComponent(inner)}&pass=${encodeURIComponent(pass)}&sign=${encodeURIComponent(s.core.signer.sign(p))}` });
+      s.inject({ method: 'GET', url: `/ae${p}?inner=${encodeURIComponent(inner)}&pass=${encodeURIComponent(pass)}&sign=${encodeURIComponent(s.core.signer.sign(p))}`, headers: { accept: 'application/json' } });
     /** The tree the peer itself answers for an archive. */
     const peerMeta = async (p: string) => (await fetch(`${peer.process.base}/api/fs/archive/meta`, { method: 'POST', headers: { authorization: peer.token, 'content-type': 'application/json' }, body: JSON.stringify({ path: p }) }).then((r) => r.json())) as { data: { content: unknown } };
 

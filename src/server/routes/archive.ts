@@ -5,13 +5,15 @@ import type { Core } from '../../core.js';
 import { mustProxy } from '../../drivers/form.js';
 import { cleanInner } from '../../archive/entries.js';
 import { archiveExtensions } from '../../archive/formats.js';
-import { Forbidden } from '../../errors.js';
+import { AppError, Forbidden } from '../../errors.js';
 import { RawView } from '../../view/raw.js';
 import { taskJson } from '../../tasks/manager.js';
 import { ANY, apiRoute, authenticate, RawJson } from '../route.js';
 import { isSharePath, shareArchiveList, shareArchiveMeta } from './share-visit.js';
 import { archiveObjShape, archiveTreeShape, pageShape, taskShape } from '../shapes.js';
 import { sendArchiveEntry } from '../send-file.js';
+import { PrivacyMask } from '../envelope.js';
+import { rawLinkStatus, sendRawError } from '../raw-error.js';
 import { apiUrl, encodePath } from '../urls.js';
 import { archiveMetaJson, innerPage } from '../obj-json.js';
 import { boolish, int, pageBounds } from '../validation.js';
@@ -129,7 +131,20 @@ export function archiveRoutes(app: FastifyInstance, core: Core): void {
     const { stream, entry: e } = await raw.archiveEntry(virtualPath, inner, query.pass ?? '', controller.signal);
     await sendArchiveEntry(req, reply, stream, e, name);
   };
+  // Failures answer as /d does: a real status with OpenList's error page (the JSON envelope for an
+  // Accept asking it), so a download tool never stores an error as the entry; a wrong or missing
+  // archive password keeps its 202 and an archive over the bomb limits its 400, as on the API.
+  const mask = new PrivacyMask(core.settings);
+  const statusOf = (err: unknown) => (err instanceof AppError && (err.code === 202 || err.code === 400) ? err.code : rawLinkStatus(err));
   for (const kind of ['ad', 'ap', 'ae'] as const) {
-    app.route({ method: ['GET', 'HEAD'], url: `/${kind}/*`, handler: entry(kind) });
+    const serve = entry(kind);
+    const handler = async (req: FastifyRequest, reply: FastifyReply) => {
+      try {
+        return await serve(req, reply);
+      } catch (err) {
+        return sendRawError(err, req, reply, mask, statusOf);
+      }
+    };
+    app.route({ method: ['GET', 'HEAD'], url: `/${kind}/*`, handler });
   }
 }
