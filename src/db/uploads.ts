@@ -1,6 +1,6 @@
-import type { Insertable, Selectable, Transaction } from 'kysely';
+import type { Insertable, Selectable } from 'kysely';
 import type { DbHandle } from './index.js';
-import type { Database, UploadClaimsTable, UploadPartsTable, UploadsTable } from './schema.js';
+import type { UploadClaimsTable, UploadPartsTable, UploadsTable } from './schema.js';
 
 export type UploadRow = Selectable<UploadsTable>;
 export type UploadPartRow = Selectable<UploadPartsTable>;
@@ -78,8 +78,21 @@ export class UploadsRepo {
         .values(starts.map((start) => ({ ...claim, upload_id: id, start })))
         .execute();
       if (opts.forget) {
-        await trx.deleteFrom('upload_parts').where('upload_id', '=', id).where('start', 'in', starts).execute();
-        await this.sumReceived(trx, id);
+        const held = await trx
+          .selectFrom('upload_parts')
+          .select((eb) => eb.fn.sum<number>('size').as('n'))
+          .where('upload_id', '=', id)
+          .where('start', 'in', starts)
+          .executeTakeFirst();
+        const bytes = Number(held?.n ?? 0);
+        if (bytes > 0) {
+          await trx.deleteFrom('upload_parts').where('upload_id', '=', id).where('start', 'in', starts).execute();
+          await trx
+            .updateTable('uploads')
+            .set((eb) => ({ received: eb('received', '-', bytes) }))
+            .where('id', '=', id)
+            .execute();
+        }
       }
       return 'ok';
     });
@@ -95,27 +108,23 @@ export class UploadsRepo {
   }
 
   /**
-   * Records parts written under a claim (replacing what was recorded at their starts) and
-   * releases it; false when the upload is no longer receiving or the claim was taken away.
+   * Records parts written under a claim and releases it; false when the upload is no longer
+   * receiving or the claim was taken away. The claim forgot whatever was recorded at these starts,
+   * and no other request records there while it is held, so the parts add to `received`.
    */
   async record(id: string, token: string, parts: UploadPartRow[], now: number): Promise<boolean> {
+    const bytes = parts.reduce((n, p) => n + p.size, 0);
     return this.h.db.transaction().execute(async (trx) => {
+      // The upload's row first, as every claimer does (one lock order: no deadlock on MySQL).
       const touched = await trx.updateTable('uploads').set({ updated_at: now }).where('id', '=', id).where('state', '=', 'receiving').executeTakeFirst();
       const mine = await trx.deleteFrom('upload_claims').where('token', '=', token).executeTakeFirst();
       if (Number(touched.numUpdatedRows) === 0 || Number(mine.numDeletedRows) === 0) return false;
-      if (parts.length) {
-        await trx
-          .deleteFrom('upload_parts')
-          .where('upload_id', '=', id)
-          .where(
-            'start',
-            'in',
-            parts.map((p) => p.start),
-          )
-          .execute();
-        await trx.insertInto('upload_parts').values(parts).execute();
-      }
-      await this.sumReceived(trx, id);
+      await trx
+        .updateTable('uploads')
+        .set((eb) => ({ received: eb('received', '+', bytes) }))
+        .where('id', '=', id)
+        .execute();
+      if (parts.length) await trx.insertInto('upload_parts').values(parts).execute();
       return true;
     });
   }
@@ -123,15 +132,6 @@ export class UploadsRepo {
   /** Sets where the bytes of recorded parts are (after they were sent into an S3 part). */
   async relocate(id: string, starts: number[], file: string): Promise<void> {
     await this.h.db.updateTable('upload_parts').set({ file }).where('upload_id', '=', id).where('start', 'in', starts).execute();
-  }
-
-  private async sumReceived(trx: Transaction<Database>, id: string): Promise<void> {
-    const sum = await trx
-      .selectFrom('upload_parts')
-      .select((eb) => eb.fn.sum<number>('size').as('n'))
-      .where('upload_id', '=', id)
-      .executeTakeFirst();
-    await trx.updateTable('uploads').set({ received: Number(sum?.n ?? 0) }).where('id', '=', id).execute();
   }
 
   /**

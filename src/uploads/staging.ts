@@ -29,7 +29,9 @@ export class PartMeter extends Transform {
     private readonly limit: number,
     opts: { algorithm?: string; exact?: boolean } = {},
   ) {
-    super({ highWaterMark: WRITE_BUFFER });
+    // The default buffering (one socket read): larger buffers keep more reads alive across
+    // young-generation GCs, which then reach the old generation and cost full collections.
+    super();
     this.hash = opts.algorithm ? createHash(opts.algorithm) : undefined;
     this.exact = Boolean(opts.exact);
   }
