@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
-import { constants, createReadStream } from 'node:fs';
-import { mkdir, open, readdir, rm, stat } from 'node:fs/promises';
+import { close as fsClose, constants, createReadStream, createWriteStream, open as fsOpen } from 'node:fs';
+import { mkdir, readdir, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { type Readable, Transform, type TransformCallback } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
@@ -84,10 +84,9 @@ export class Staging {
    * is thrown.
    */
   async write(id: string, position: number, body: Readable, limit: number, opts: { partial?: boolean; algorithm?: string; exact?: boolean } = {}): Promise<Written> {
-    await mkdir(this.dir(id), { recursive: true });
-    // O_RDWR|O_CREAT: created on first use, never truncated; writes land at their own offsets.
-    const fh = await open(this.file(id), constants.O_RDWR | constants.O_CREAT, 0o666);
-    const out = fh.createWriteStream({ start: position, highWaterMark: WRITE_BUFFER });
+    // Created on first use, never truncated: writes land at their own offsets.
+    const fd = await this.openFile(id);
+    const out = createWriteStream('', { fd, start: position, highWaterMark: WRITE_BUFFER });
     const meter = new PartMeter(limit, { algorithm: opts.algorithm, exact: opts.exact });
     try {
       await pipeline(body, meter, out);
@@ -99,10 +98,22 @@ export class Staging {
     }
   }
 
+  /** Opens the staging file for writing (a descriptor), creating it and its folder on first use. */
+  private async openFile(id: string): Promise<number> {
+    const file = this.file(id);
+    const openRw = (flags: number) => new Promise<number>((resolve, reject) => fsOpen(file, flags, 0o666, (err, fd) => (err ? reject(err) : resolve(fd))));
+    try {
+      return await openRw(constants.O_RDWR);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+      await mkdir(this.dir(id), { recursive: true });
+      return openRw(constants.O_RDWR | constants.O_CREAT);
+    }
+  }
+
   /** Creates the (empty) staging file if no byte was written yet (a file of 0 bytes). */
   async ensure(id: string): Promise<void> {
-    await mkdir(this.dir(id), { recursive: true });
-    await (await open(this.file(id), constants.O_RDWR | constants.O_CREAT, 0o666)).close();
+    await new Promise<void>((resolve, reject) => this.openFile(id).then((fd) => fsClose(fd, (err) => (err ? reject(err) : resolve())), reject));
   }
 
   /** A range of the staging file (`end` exclusive). */
