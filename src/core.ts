@@ -212,7 +212,7 @@ export function openCore(loaded: LoadedConfig, opts: OpenOptions = {}): Core {
     names: new NameMapping(settings),
     cluster,
     metrics,
-    uploads: new Uploads(repos.uploads, settings, config.temp_dir, log),
+    uploads: new Uploads(repos.uploads, settings, writer, config.temp_dir, log),
     close: async () => {
       core.uploads.stop();
       await search.close();

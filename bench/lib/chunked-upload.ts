@@ -1,7 +1,9 @@
-// OpenList's chunked upload as a client drives it: init, one PUT per chunk (read from the file
-// range, streamed), complete. Used by the `write` area's chunked row.
+// OpenList's chunked upload as a client drives it: init, one PUT per chunk, complete. Each chunk
+// is read into one buffer and sent whole, as a browser sends a Blob slice (and so that the Node
+// client, unlike curl for the single PUT, does not pipe 1 MiB reads through a stream: under load
+// that made the client, not the server, the bottleneck). Used by the `write` area's chunked row.
 
-import { createReadStream } from 'node:fs';
+import { open, type FileHandle } from 'node:fs/promises';
 import http from 'node:http';
 
 interface Answer {
@@ -9,10 +11,12 @@ interface Answer {
   json: { code?: number; message?: string; data?: any };
 }
 
-function call(url: string, method: string, headers: Record<string, string>, body?: { file: string; start: number; end: number }, signal?: AbortSignal): Promise<Answer> {
+/** Keep-alive, one connection: every chunk on the same socket, as a browser does. */
+const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+
+function call(url: string, method: string, headers: Record<string, string>, body?: Buffer, signal?: AbortSignal): Promise<Answer> {
   return new Promise((resolve, reject) => {
-    const len = body ? body.end - body.start + 1 : 0;
-    const req = http.request(url, { method, headers: { ...headers, 'content-length': String(len) }, signal }, (res) => {
+    const req = http.request(url, { method, agent, headers: { ...headers, 'content-length': String(body?.length ?? 0) }, signal }, (res) => {
       const parts: Buffer[] = [];
       res.on('data', (b: Buffer) => parts.push(b));
       res.on('end', () => {
@@ -25,8 +29,7 @@ function call(url: string, method: string, headers: Record<string, string>, body
       });
     });
     req.on('error', reject);
-    if (body) createReadStream(body.file, { start: body.start, end: body.end, highWaterMark: 1 << 20 }).pipe(req);
-    else req.end();
+    req.end(body);
   });
 }
 
@@ -42,9 +45,19 @@ export async function chunkedUpload(base: string, token: string, file: string, s
   const init = ok('multipart/init', await call(`${base}/api/fs/multipart/init`, 'POST', { ...auth, 'file-path': encodeURIComponent(virtualPath), 'x-file-size': String(size), 'x-chunk-size': String(chunkSize) }, undefined, signal));
   const id = init.upload_id as string;
   const total = Math.ceil(size / chunkSize);
-  for (let i = 0; i < total; i++) {
-    const range = { file, start: i * chunkSize, end: Math.min(size, (i + 1) * chunkSize) - 1 };
-    ok(`multipart/chunk ${i}`, await call(`${base}/api/fs/multipart/chunk`, 'PUT', { ...auth, 'x-upload-id': id, 'x-chunk-index': String(i) }, range, signal));
+  const buf = Buffer.allocUnsafe(Math.min(size, chunkSize));
+  let fh: FileHandle | undefined;
+  try {
+    fh = await open(file, 'r');
+    for (let i = 0; i < total; i++) {
+      const start = i * chunkSize;
+      const len = Math.min(chunkSize, size - start);
+      const { bytesRead } = await fh.read(buf, 0, len, start);
+      if (bytesRead !== len) throw new Error(`${file}: read ${bytesRead} of ${len} bytes at ${start}`);
+      ok(`multipart/chunk ${i}`, await call(`${base}/api/fs/multipart/chunk`, 'PUT', { ...auth, 'x-upload-id': id, 'x-chunk-index': String(i) }, buf.subarray(0, len), signal));
+    }
+  } finally {
+    await fh?.close();
   }
   const done = ok('multipart/complete', await call(`${base}/api/fs/multipart/complete`, 'POST', { ...auth, 'x-upload-id': id }, undefined, signal));
   if (done.state !== 'completed') throw new Error(`multipart/complete answered state ${done.state}`);

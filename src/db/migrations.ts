@@ -315,6 +315,21 @@ export const MIGRATIONS: Migration[] = [
       await ctx.db.updateTable('setting_items').set({ value: 'sub' }).where('key', '=', 'sso_oidc_username_key').where('value', '=', 'name').execute();
     },
   },
+  {
+    version: 11,
+    name: 'upload_claims: requests writing into a resumable upload (one writer per byte range)',
+    async up(ctx) {
+      await table(ctx, 'upload_claims', false)
+        .addColumn('upload_id', key(ctx, 64), (c) => c.notNull())
+        .addColumn('start', 'bigint', (c) => c.notNull())
+        .addColumn('token', key(ctx, 64), (c) => c.notNull())
+        .addColumn('owner', key(ctx, 255), (c) => c.notNull())
+        .addColumn('beat', 'bigint', (c) => c.notNull())
+        .addPrimaryKeyConstraint(`${ctx.prefix}upload_claims_pk`, ['upload_id', 'start'])
+        .execute();
+      await index(ctx, 'upload_claims', 'upload_claims_token', ['token']);
+    },
+  },
 ];
 
 /**
@@ -390,7 +405,7 @@ export async function migrate(handle: DbHandle): Promise<number[]> {
 
 /** Drops every table of this prefix (tests use a prefix of their own on shared servers). */
 export async function dropAll(handle: DbHandle): Promise<void> {
-  for (const name of ['users', 'sessions', 'setting_items', 'storages', 'meta', 'ssh_public_keys', 's3_keys', 'app_passwords', 'webauthn_credentials', 'webauthn_challenges', 'tasks', 'uploads', 'upload_parts', 'schema_migrations', 'shares', 'sso_flows']) {
+  for (const name of ['users', 'sessions', 'setting_items', 'storages', 'meta', 'ssh_public_keys', 's3_keys', 'app_passwords', 'webauthn_credentials', 'webauthn_challenges', 'tasks', 'uploads', 'upload_parts', 'upload_claims', 'schema_migrations', 'shares', 'sso_flows']) {
     await handle.db.schema.dropTable(name).ifExists().execute();
   }
   for (const name of ['search_fts', 'search_nodes', 'search_state']) await handle.db.schema.dropTable(name).ifExists().execute();

@@ -239,6 +239,7 @@ export interface UploadPartsTable {
   upload_id: string;
   start: number;
   size: number;
+  /** Where the bytes are: '' in the upload's staging file at `start`; `s3:<part number>:<etag>` in a part of the S3 multipart upload. */
   file: string;
 }
 
@@ -254,6 +255,18 @@ export interface SsoFlowsTable {
   redirect_uri: string;
   subject: string;
   expires_at: number;
+}
+
+/** A request writing into an upload (or moving a group of its bytes to S3): one per byte range at a time. */
+export interface UploadClaimsTable {
+  token: string;
+  upload_id: string;
+  /** The first byte of the range written (a chunk's start), or -1 for a tus PATCH (one at a time per upload). */
+  start: number;
+  /** `host:pid` of the process holding it (a claim of a dead process on this host is void). */
+  owner: string;
+  /** Last sign of life, ms since the epoch (refreshed while the request runs). */
+  beat: number;
 }
 
 export interface Database {
@@ -275,4 +288,5 @@ export interface Database {
   uploads: UploadsTable;
   upload_parts: UploadPartsTable;
   sso_flows: SsoFlowsTable;
+  upload_claims: UploadClaimsTable;
 }

@@ -1,9 +1,10 @@
 import type { Insertable, Selectable } from 'kysely';
 import type { DbHandle } from './index.js';
-import type { UploadPartsTable, UploadsTable } from './schema.js';
+import type { UploadClaimsTable, UploadPartsTable, UploadsTable } from './schema.js';
 
 export type UploadRow = Selectable<UploadsTable>;
 export type UploadPartRow = Selectable<UploadPartsTable>;
+export type UploadClaimRow = Selectable<UploadClaimsTable>;
 
 /**
  * Resumable uploads and their received parts. Every change that two clients (or two nodes)
@@ -49,41 +50,115 @@ export class UploadsRepo {
   }
 
   /**
-   * Records a chunk at `start` (replacing an earlier copy of it) while the upload is receiving.
-   * Returns the file of the replaced copy, '' when there was none, or undefined when the upload
-   * is no longer receiving (the caller discards its file).
+   * Claims the byte ranges starting at `starts` for one request (`token`): the upload must be
+   * receiving (and, with `offset`, at that offset) and no live claim may hold one of them; claims
+   * `isDead` says are void are removed. With `forget`, the parts recorded at `starts` are forgotten
+   * in the same step (their bytes are about to be written again). Every claimer first updates the
+   * upload's row, so claims on one upload are decided one after the other on every database.
    */
-  async putChunk(id: string, part: UploadPartRow, now: number): Promise<string | undefined> {
+  async claim(
+    id: string,
+    claim: Omit<UploadClaimRow, 'start' | 'upload_id'>,
+    starts: number[],
+    opts: { offset?: number; forget?: boolean; exclusive?: boolean },
+    isDead: (c: UploadClaimRow) => boolean,
+  ): Promise<'ok' | 'busy' | 'closed'> {
     return this.h.db.transaction().execute(async (trx) => {
-      const touched = await trx.updateTable('uploads').set({ updated_at: now }).where('id', '=', id).where('state', '=', 'receiving').executeTakeFirst();
-      if (Number(touched.numUpdatedRows) === 0) return undefined;
-      const old = await trx.selectFrom('upload_parts').select('file').where('upload_id', '=', id).where('start', '=', part.start).executeTakeFirst();
-      if (old) await trx.deleteFrom('upload_parts').where('upload_id', '=', id).where('start', '=', part.start).execute();
-      await trx.insertInto('upload_parts').values(part).execute();
-      const sum = await trx
-        .selectFrom('upload_parts')
-        .select((eb) => eb.fn.sum<number>('size').as('n'))
-        .where('upload_id', '=', id)
-        .executeTakeFirst();
-      await trx.updateTable('uploads').set({ received: Number(sum?.n ?? 0) }).where('id', '=', id).execute();
-      return old?.file ?? '';
+      let q = trx.updateTable('uploads').set({ updated_at: claim.beat }).where('id', '=', id).where('state', '=', 'receiving');
+      if (opts.offset !== undefined) q = q.where('received', '=', opts.offset);
+      if (Number((await q.executeTakeFirst()).numUpdatedRows) === 0) return 'closed';
+      let held = trx.selectFrom('upload_claims').selectAll().where('upload_id', '=', id);
+      if (!opts.exclusive) held = held.where('start', 'in', starts);
+      for (const c of await held.execute()) {
+        if (!isDead(c)) return 'busy';
+        await trx.deleteFrom('upload_claims').where('token', '=', c.token).execute();
+      }
+      await trx
+        .insertInto('upload_claims')
+        .values(starts.map((start) => ({ ...claim, upload_id: id, start })))
+        .execute();
+      if (opts.forget) {
+        const held = await trx
+          .selectFrom('upload_parts')
+          .select((eb) => eb.fn.sum<number>('size').as('n'))
+          .where('upload_id', '=', id)
+          .where('start', 'in', starts)
+          .executeTakeFirst();
+        const bytes = Number(held?.n ?? 0);
+        if (bytes > 0) {
+          await trx.deleteFrom('upload_parts').where('upload_id', '=', id).where('start', 'in', starts).execute();
+          await trx
+            .updateTable('uploads')
+            .set((eb) => ({ received: eb('received', '-', bytes) }))
+            .where('id', '=', id)
+            .execute();
+        }
+      }
+      return 'ok';
     });
   }
 
-  /** Appends bytes at `offset` (tus): only when the upload is receiving and still at that offset. */
-  async appendAt(id: string, offset: number, part: UploadPartRow, now: number): Promise<boolean> {
+  /** A sign of life of a claim's request. */
+  async beat(token: string, now: number): Promise<void> {
+    await this.h.db.updateTable('upload_claims').set({ beat: now }).where('token', '=', token).execute();
+  }
+
+  async release(token: string): Promise<void> {
+    await this.h.db.deleteFrom('upload_claims').where('token', '=', token).execute();
+  }
+
+  /**
+   * Records parts written under a claim and releases it; false when the upload is no longer
+   * receiving or the claim was taken away. The claim forgot whatever was recorded at these starts,
+   * and no other request records there while it is held, so the parts add to `received`.
+   */
+  async record(id: string, token: string, parts: UploadPartRow[], now: number): Promise<boolean> {
+    const bytes = parts.reduce((n, p) => n + p.size, 0);
     return this.h.db.transaction().execute(async (trx) => {
-      const moved = await trx
+      // The upload's row first, as every claimer does (one lock order: no deadlock on MySQL).
+      const touched = await trx.updateTable('uploads').set({ updated_at: now }).where('id', '=', id).where('state', '=', 'receiving').executeTakeFirst();
+      const mine = await trx.deleteFrom('upload_claims').where('token', '=', token).executeTakeFirst();
+      if (Number(touched.numUpdatedRows) === 0 || Number(mine.numDeletedRows) === 0) return false;
+      await trx
         .updateTable('uploads')
-        .set({ received: offset + part.size, updated_at: now })
+        .set((eb) => ({ received: eb('received', '+', bytes) }))
         .where('id', '=', id)
-        .where('state', '=', 'receiving')
-        .where('received', '=', offset)
-        .executeTakeFirst();
-      if (Number(moved.numUpdatedRows) === 0) return false;
-      await trx.insertInto('upload_parts').values(part).execute();
+        .execute();
+      if (parts.length) await trx.insertInto('upload_parts').values(parts).execute();
       return true;
     });
+  }
+
+  /** Sets where the bytes of recorded parts are (after they were sent into an S3 part). */
+  async relocate(id: string, starts: number[], file: string): Promise<void> {
+    await this.h.db.updateTable('upload_parts').set({ file }).where('upload_id', '=', id).where('start', 'in', starts).execute();
+  }
+
+  /**
+   * Moves the upload to `completing` (from receiving, or from a completion stale since
+   * `staleBefore`) when no live claim is writing into it. 'busy' leaves everything as it was.
+   */
+  async beginCompletion(id: string, attempt: number, staleBefore: number, isDead: (c: UploadClaimRow) => boolean): Promise<'ok' | 'busy' | 'lost'> {
+    class Busy extends Error {}
+    try {
+      return await this.h.db.transaction().execute(async (trx) => {
+        const won = await trx
+          .updateTable('uploads')
+          .set({ state: 'completing', updated_at: Date.now(), attempt, error: '', progress: 0 })
+          .where('id', '=', id)
+          .where((eb) => eb.or([eb('state', '=', 'receiving'), eb.and([eb('state', '=', 'completing'), eb('updated_at', '<', staleBefore)])]))
+          .executeTakeFirst();
+        if (Number(won.numUpdatedRows) === 0) return 'lost' as const;
+        for (const c of await trx.selectFrom('upload_claims').selectAll().where('upload_id', '=', id).execute()) {
+          if (!isDead(c)) throw new Busy();
+          await trx.deleteFrom('upload_claims').where('token', '=', c.token).execute();
+        }
+        return 'ok' as const;
+      });
+    } catch (err) {
+      if (err instanceof Busy) return 'busy';
+      throw err;
+    }
   }
 
   /** Moves the upload from one of `from` to `to`; false when another request got there first. */
@@ -113,6 +188,7 @@ export class UploadsRepo {
 
   async delete(id: string): Promise<void> {
     await this.h.db.transaction().execute(async (trx) => {
+      await trx.deleteFrom('upload_claims').where('upload_id', '=', id).execute();
       await trx.deleteFrom('upload_parts').where('upload_id', '=', id).execute();
       await trx.deleteFrom('uploads').where('id', '=', id).execute();
     });

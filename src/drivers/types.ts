@@ -119,6 +119,14 @@ export interface Driver {
    * complete: a failed or interrupted put leaves no partial file under the real name.
    */
   put?(dstDir: string, file: UploadStream): Promise<void>;
+  /**
+   * Optional: stores a finished file of the local disk as `dstDir/name` by taking it over (a
+   * rename where the file system allows), with the guarantees of `put`. Returns false when it can
+   * not take this file (another file system): the caller then streams it through `put`.
+   */
+  putFile?(dstDir: string, file: LocalFile): Promise<boolean>;
+  /** Optional: multipart uploads straight into the storage (S3), for resumable uploads. */
+  multipart?: MultipartTarget;
   /** Sets the modification time of a file or folder (SFTP setstat, rclone's modtime). */
   setModified?(path: string, modified: Date): Promise<void>;
 
@@ -177,6 +185,34 @@ export interface UploadStream {
    * bytes are not written a second time. Others read `stream` as usual.
    */
   localFile?: string;
+}
+
+/** A finished file on the local disk to store (a resumable upload's staging file). */
+export interface LocalFile {
+  name: string;
+  /** Absolute path of the file; taken over (moved away) when stored. */
+  path: string;
+  size: number;
+  modified?: Date;
+  /** Hashes the client declared: a mismatch fails the put and leaves the file where it was. */
+  hashes?: Record<string, string>;
+  onProgress?(bytes: number): void;
+}
+
+/**
+ * A multipart upload into the storage: begun for a target, parts sent in any order (numbered
+ * from 1; each but the last at least `minPart` bytes), the object appears only when `finish`
+ * assembles the parts; `abort` drops them.
+ */
+export interface MultipartTarget {
+  minPart: number;
+  maxPart: number;
+  maxParts: number;
+  begin(dstDir: string, name: string, mimetype?: string): Promise<string>;
+  /** Sends `size` bytes of `body` as part `n`; returns its ETag. */
+  part(dstDir: string, name: string, uploadId: string, n: number, body: Readable, size: number): Promise<string>;
+  finish(dstDir: string, name: string, uploadId: string, parts: Array<{ n: number; etag: string }>): Promise<void>;
+  abort(dstDir: string, name: string, uploadId: string): Promise<void>;
 }
 
 /** Raised when a put's body is shorter or longer than its declared size, or a hash differs. */

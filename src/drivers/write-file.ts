@@ -1,6 +1,6 @@
 import { createHash, type Hash } from 'node:crypto';
-import { createWriteStream } from 'node:fs';
-import { Transform, type TransformCallback } from 'node:stream';
+import { createReadStream, createWriteStream } from 'node:fs';
+import { Transform, type TransformCallback, Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { UploadIntegrityError, type UploadStream } from './types.js';
 
@@ -52,4 +52,10 @@ export async function writeUploadTo(file: string, up: UploadStream): Promise<num
   const checked = new CheckedStream(up);
   await pipeline(up.stream, checked, createWriteStream(file, { flags: 'wx', highWaterMark: WRITE_BUFFER }), { signal: up.signal });
   return checked.bytes;
+}
+
+/** Reads a finished file once, checking its size and declared hashes (as a put of it would). */
+export async function checkFile(file: string, up: Pick<UploadStream, 'size' | 'hashes' | 'onProgress'>): Promise<void> {
+  const sink = new Writable({ write: (_c, _e, cb) => cb() });
+  await pipeline(createReadStream(file, { highWaterMark: WRITE_BUFFER }), new CheckedStream(up), sink);
 }

@@ -4,7 +4,7 @@ import { rm, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { Readable } from 'node:stream';
 import type { User } from '../db/users.js';
-import { type Driver, ObjectNotFound, type Obj, UploadIntegrityError, type UploadStream } from '../drivers/types.js';
+import { type Driver, type LocalFile, type MultipartTarget, ObjectNotFound, type Obj, UploadIntegrityError, type UploadStream } from '../drivers/types.js';
 import { AppError, BadRequest, Exists, Forbidden, Missing, ServerError, Unavailable, Unsupported, Upstream } from '../errors.js';
 import { type Task, type TaskContext, type TaskManager } from '../tasks/manager.js';
 import { cleanPath, isSubPath } from '../util/paths.js';
@@ -399,6 +399,67 @@ export class FsWriter {
     await this.mkdir(dir);
     await wrap(put(actualDir, up));
     this.changed(dir);
+  }
+
+  /**
+   * Stores a finished file of the local disk at `virtualPath` (a resumable upload's staging
+   * file): taken over by the driver where it can (Local: a rename on one file system), otherwise
+   * streamed once through the driver's put. The file is gone once stored.
+   */
+  async putFile(virtualPath: string, file: Omit<LocalFile, 'name'> & { mimetype?: string }, opts: PutOptions): Promise<void> {
+    const name = path.posix.basename(virtualPath);
+    const { r, put, dir, actualDir } = await this.putTarget(virtualPath, name, opts.overwrite);
+    await this.mkdir(dir);
+    const taken = r.driver.putFile ? await wrap(r.driver.putFile(actualDir, { ...file, name })) : false;
+    if (!taken) {
+      await wrap(put(actualDir, { name, size: file.size, stream: createReadStream(file.path, { highWaterMark: 1 << 20 }), modified: file.modified, mimetype: file.mimetype, hashes: file.hashes, onProgress: file.onProgress }));
+      await rm(file.path, { force: true });
+    }
+    this.changed(dir);
+  }
+
+  /** The multipart upload of the storage holding `virtualPath` (S3), when it has one and takes uploads. */
+  multipartTarget(virtualPath: string): MultipartTarget | undefined {
+    const r = this.resolve(virtualPath);
+    if (r.storage.factory.config.noUpload || !r.driver.put) return undefined;
+    return r.driver.multipart;
+  }
+
+  private multipart(virtualPath: string) {
+    const r = this.resolve(virtualPath);
+    const m = r.driver.multipart;
+    if (!m) throw new Unsupported('the storage takes no multipart uploads');
+    return { m, dir: path.posix.dirname(r.actualPath), name: checkName(path.posix.basename(r.actualPath)) };
+  }
+
+  /** Starts a multipart upload of the object at `virtualPath`; returns its id. */
+  async beginMultipart(virtualPath: string, mimetype?: string): Promise<string> {
+    await this.fs.storages.ready();
+    const { m, dir, name } = this.multipart(virtualPath);
+    return wrap(m.begin(dir, name, mimetype));
+  }
+
+  /** Sends part `n` of a multipart upload (through the server upload speed limit). */
+  async putPart(virtualPath: string, uploadId: string, n: number, body: Readable, size: number): Promise<string> {
+    await this.fs.storages.ready();
+    const { m, dir, name } = this.multipart(virtualPath);
+    const limit = this.speed?.serverUpload;
+    return wrap(m.part(dir, name, uploadId, n, limit ? (throttled(body, limit) as Readable) : body, size));
+  }
+
+  /** Makes the object of a multipart upload appear (rules as for a put: no folder there, overwrite). */
+  async finishMultipart(virtualPath: string, uploadId: string, parts: Array<{ n: number; etag: string }>, opts: PutOptions): Promise<void> {
+    const { dir } = await this.putTarget(virtualPath, path.posix.basename(virtualPath), opts.overwrite);
+    await this.mkdir(dir);
+    const { m, dir: actualDir, name } = this.multipart(virtualPath);
+    await wrap(m.finish(actualDir, name, uploadId, parts));
+    this.changed(dir);
+  }
+
+  async abortMultipart(virtualPath: string, uploadId: string): Promise<void> {
+    await this.fs.storages.ready();
+    const { m, dir, name } = this.multipart(virtualPath);
+    await wrap(m.abort(dir, name, uploadId));
   }
 
   /** Sets the modification time of a file or folder (SFTP setstat). */

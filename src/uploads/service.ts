@@ -1,13 +1,16 @@
 import { randomBytes } from 'node:crypto';
+import os from 'node:os';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
-import type { UploadPartRow, UploadRow, UploadsRepo } from '../db/uploads.js';
+import { pipeline } from 'node:stream/promises';
+import type { UploadClaimRow, UploadPartRow, UploadRow, UploadsRepo } from '../db/uploads.js';
 import { UploadIntegrityError } from '../drivers/types.js';
-import { BadRequest, Conflict, Exists, Forbidden, isKind, KindError, NotFound, TooLarge, TooManyRequests } from '../errors.js';
+import { AppError, BadRequest, Conflict, Exists, Forbidden, isKind, KindError, NotFound, TooLarge, TooManyRequests } from '../errors.js';
+import type { FsWriter } from '../fs/write.js';
 import type { Logger } from '../logger.js';
 import type { Settings } from '../settings/service.js';
 import type { View } from '../view/view.js';
-import { PartTooLong, Staging } from './staging.js';
+import { PartMeter, PartTooLong, PartTooShort, Staging } from './staging.js';
 
 export const SETTING = {
   enabled: 'multipart_enabled',
@@ -35,9 +38,11 @@ export interface UploadOptions {
   modified?: number;
   /** tus Upload-Metadata as sent (returned on HEAD). */
   metadata?: string;
+  /** Set when the bytes go straight into an S3 multipart upload. */
+  s3?: S3Stage;
 }
 
-export interface CreateInput extends UploadOptions {
+export interface CreateInput extends Omit<UploadOptions, 's3'> {
   protocol: Protocol;
   /** Virtual path of the file. */
   target: string;
@@ -48,21 +53,71 @@ export interface CreateInput extends UploadOptions {
 export const optionsOf = (row: UploadRow): UploadOptions => JSON.parse(row.options) as UploadOptions;
 export const totalChunks = (row: Pick<UploadRow, 'size' | 'chunk_size'>): number => (row.size === 0 ? 0 : Math.ceil(row.size / row.chunk_size));
 
+/** Where an S3-staged upload's bytes go: its multipart upload and the bytes of one part. */
+interface S3Stage {
+  upload: string;
+  /** Bytes of each part (a whole number of chunks); part `n` holds [(n-1)·partSize, n·partSize). */
+  partSize: number;
+}
+
+/** A claim without a sign of life for this long belongs to a request that is gone. */
+const STALE_CLAIM_MS = 30_000;
+const BEAT_MS = 5_000;
+const HOST = os.hostname();
+const OWNER = `${HOST}:${process.pid}`;
+/** tus writes one range at a time: every PATCH claims this start, so two never run together. */
+const TUS_CLAIM = -1;
+
+/** A claim whose request is gone: no sign of life lately, or its process on this host is dead. */
+function claimIsDead(c: UploadClaimRow, now = Date.now()): boolean {
+  if (c.beat < now - STALE_CLAIM_MS) return true;
+  const at = c.owner.lastIndexOf(':');
+  const pid = Number(c.owner.slice(at + 1));
+  if (c.owner.slice(0, at) !== HOST || pid === process.pid || !Number.isSafeInteger(pid) || pid <= 0) return false;
+  try {
+    process.kill(pid, 0);
+    return false;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'ESRCH';
+  }
+}
+
+/** One request at a time per key in this process (same chunk sent twice at once: the second waits). */
+class KeyedLock {
+  private readonly tails = new Map<string, Promise<unknown>>();
+  async run<T>(key: string, fn: () => Promise<T>): Promise<T> {
+    const before = this.tails.get(key) ?? Promise.resolve();
+    const mine = before.then(fn, fn);
+    const tail = mine.catch(() => undefined);
+    this.tails.set(key, tail);
+    try {
+      return await mine;
+    } finally {
+      if (this.tails.get(key) === tail) this.tails.delete(key);
+    }
+  }
+}
+
+const s3Part = (n: number, etag: string) => `s3:${n}:${etag}`;
+
 /**
  * Resumable uploads, shared by OpenList's multipart routes and the tus endpoint: the state lives
- * in the database (so any node, and a restarted one, continues an upload), the bytes in a staging
- * folder of temp_dir, one file per part. The file appears under its name only when every byte is
- * there: completion streams the parts into the storage's put, which writes a temporary name,
- * checks size and declared hashes, and renames it into place. The per-user view decides at
- * creation and again at completion.
+ * in the database (so any node, and a restarted one, continues an upload). The bytes go either
+ * into one staging file per upload under temp_dir, each at its final offset, which completion
+ * hands to the storage whole (Local renames it into place; others get it streamed once), or, for
+ * S3 storages, straight into an S3 multipart upload of the target object. A request writing bytes
+ * holds a claim on their range in the database, so two writers never mix bytes and completion
+ * never reads a range being written. The per-user view decides at creation and again at completion.
  */
 export class Uploads {
   readonly staging: Staging;
   private timer?: NodeJS.Timeout;
+  private readonly locks = new KeyedLock();
 
   constructor(
     private readonly repo: UploadsRepo,
     private readonly settings: Settings,
+    private readonly writer: FsWriter,
     tempDir: string,
     private readonly log: Logger,
   ) {
@@ -89,6 +144,20 @@ export class Uploads {
     if (existing && !overwrite) throw new Exists('file exists');
   }
 
+  /**
+   * The S3 staging of a new upload, when its storage has multipart uploads and the parts fit its
+   * limits. A declared whole-file hash keeps the bytes local: it must be checked before the file
+   * appears, and S3 can not hash the assembled parts.
+   */
+  private async s3Stage(view: View, input: CreateInput, chunkSize: number): Promise<S3Stage | undefined> {
+    if (input.size === 0 || Object.keys(input.hashes).length > 0) return undefined;
+    const m = view.multipartTarget(input.target);
+    if (!m) return undefined;
+    const partSize = chunkSize * Math.max(1, Math.ceil(m.minPart / chunkSize));
+    if (partSize > m.maxPart || Math.ceil(input.size / partSize) > m.maxParts) return undefined;
+    return { upload: await view.beginMultipart(input.target, input.mimetype), partSize };
+  }
+
   /** Starts an upload, or (OpenList's init) resumes the caller's unfinished one to the same path and size. */
   async create(view: View, input: CreateInput, resume = false): Promise<{ row: UploadRow; resumed: boolean }> {
     if (!Number.isSafeInteger(input.size) || input.size < 0) throw new BadRequest('the file size is not a size');
@@ -105,6 +174,7 @@ export class Uploads {
     }
     const now = Date.now();
     const { protocol, target, size, chunkSize: _c, ...options } = input;
+    const s3 = await this.s3Stage(view, input, chunkSize);
     const row: UploadRow = {
       id: randomBytes(16).toString('hex'),
       user_id: view.user.id,
@@ -117,11 +187,16 @@ export class Uploads {
       attempt: 0,
       progress: 0,
       error: '',
-      options: JSON.stringify(options),
+      options: JSON.stringify({ ...options, ...(s3 ? { s3 } : {}) }),
       created_at: now,
       updated_at: now,
     };
-    await this.repo.create(row);
+    try {
+      await this.repo.create(row);
+    } catch (err) {
+      if (s3) await this.writer.abortMultipart(target, s3.upload).catch(() => undefined);
+      throw err;
+    }
     return { row, resumed: false };
   }
 
@@ -152,6 +227,24 @@ export class Uploads {
     if (row.state !== 'receiving') throw new Conflict(`the upload is ${row.state}`);
   }
 
+  /** Claims ranges of an upload for this request, refreshed while it runs; undefined when it can not. */
+  private async claim(row: UploadRow, starts: number[], opts: { offset?: number; forget?: boolean; exclusive?: boolean }) {
+    const token = randomBytes(16).toString('hex');
+    const got = await this.repo.claim(row.id, { token, owner: OWNER, beat: Date.now() }, starts, opts, (c) => claimIsDead(c));
+    if (got !== 'ok') return { token: undefined, why: got };
+    const timer = setInterval(() => void this.repo.beat(token, Date.now()).catch(() => undefined), BEAT_MS);
+    timer.unref();
+    return { token, why: got, stop: () => clearInterval(timer) };
+  }
+
+  /** Why a claim was refused, as the error the client gets. */
+  private async refused(row: UploadRow, why: 'busy' | 'closed', what: string): Promise<never> {
+    if (why === 'busy') throw new Conflict(`${what} is being received by another request; send it again once that one is done`);
+    const now = await this.repo.byId(row.id);
+    if (now?.state === 'receiving') throw new Conflict(`the upload is at offset ${now.received}`);
+    throw new Conflict(`the upload is ${now?.state ?? 'gone'}`);
+  }
+
   /** Stores chunk `index` (OpenList's chunk route); sending a chunk again replaces it whole. */
   async putChunk(row: UploadRow, index: number, body: Readable, declared?: number): Promise<UploadRow> {
     this.requireReceiving(row);
@@ -160,107 +253,189 @@ export class Uploads {
     const start = index * row.chunk_size;
     const expected = Math.min(row.chunk_size, row.size - start);
     if (declared !== undefined && declared !== expected) throw new BadRequest(`chunk ${index} must be ${expected} bytes, not ${declared}`);
-    const written = await this.staging.write(row.id, start, body, expected).catch((err) => {
-      throw err instanceof PartTooLong ? new TooLarge(err.message) : new BadRequest(`the chunk was not received whole: ${(err as Error).message}`);
+    const s3 = optionsOf(row).s3;
+    await this.locks.run(`${row.id}:${start}`, async () => {
+      const c = await this.claim(row, [start], { forget: true });
+      if (!c.token) return this.refused(row, c.why as 'busy' | 'closed', `chunk ${index}`);
+      let file = '';
+      try {
+        if (s3 && s3.partSize === row.chunk_size) {
+          // One chunk is one part: streamed to S3 as it arrives.
+          const meter = new PartMeter(expected, { exact: true });
+          const [etag] = await Promise.all([this.writer.putPart(row.path, s3.upload, index + 1, meter, expected), pipeline(body, meter)]).catch((err) => {
+            meter.destroy();
+            throw err;
+          });
+          file = s3Part(index + 1, etag);
+        } else {
+          await this.staging.write(row.id, start, body, expected, { exact: true });
+        }
+      } catch (err) {
+        c.stop!();
+        await this.repo.release(c.token);
+        if (err instanceof PartTooLong) throw new TooLarge(err.message);
+        if (err instanceof PartTooShort) throw new BadRequest(`chunk ${index} must be ${expected} bytes: ${err.message}`);
+        if (err instanceof AppError) throw err;
+        throw new BadRequest(`the chunk was not received whole: ${(err as Error).message}`);
+      }
+      c.stop!();
+      if (!(await this.repo.record(row.id, c.token, [{ upload_id: row.id, start, size: expected, file }], Date.now()))) await this.refused(row, 'closed', `chunk ${index}`);
     });
-    if (written.bytes !== expected) {
-      await this.staging.removePart(row.id, written.file);
-      throw new BadRequest(`chunk ${index} must be ${expected} bytes, got ${written.bytes}`);
-    }
-    const replaced = await this.repo.putChunk(row.id, { upload_id: row.id, start, size: expected, file: written.file }, Date.now());
-    if (replaced === undefined) {
-      await this.staging.removePart(row.id, written.file);
-      const now = await this.repo.byId(row.id);
-      throw new Conflict(`the upload is ${now?.state ?? 'gone'}`);
-    }
-    if (replaced) await this.staging.removePart(row.id, replaced);
+    if (s3 && s3.partSize !== row.chunk_size) await this.sendGroupQuietly(row, s3, Math.floor(start / s3.partSize));
     return (await this.repo.byId(row.id))!;
   }
 
   /**
-   * Appends a body at `offset` (tus PATCH). Only the request that finds the upload at that offset
-   * when it finishes is recorded; a body cut short keeps what arrived unless a checksum was given.
+   * Appends a body at `offset` (tus PATCH). One PATCH at a time writes into an upload (another
+   * gets 409); a body cut short keeps what arrived unless a checksum was given.
    */
   async append(row: UploadRow, offset: number, body: Readable, checksum?: { algorithm: string; digest: string }): Promise<UploadRow> {
     this.requireReceiving(row);
     if (offset !== row.received) throw new Conflict(`the upload is at offset ${row.received}, not ${offset}`);
-    const written = await this.staging.write(row.id, offset, body, row.size - offset, { partial: true, algorithm: checksum?.algorithm }).catch((err) => {
-      throw err instanceof PartTooLong ? new TooLarge(err.message) : new BadRequest(`the body was not received: ${(err as Error).message}`);
-    });
-    if (checksum && written.digest !== checksum.digest) {
-      await this.staging.removePart(row.id, written.file);
-      throw new ChecksumMismatch();
+    const c = await this.claim(row, [TUS_CLAIM], { offset, exclusive: true });
+    if (!c.token) return this.refused(row, c.why as 'busy' | 'closed', 'the upload');
+    let written;
+    try {
+      written = await this.staging.write(row.id, offset, body, row.size - offset, { partial: true, algorithm: checksum?.algorithm });
+      if (checksum && written.digest !== checksum.digest) throw new ChecksumMismatch();
+    } catch (err) {
+      c.stop!();
+      await this.repo.release(c.token);
+      if (err instanceof PartTooLong) throw new TooLarge(err.message);
+      if (err instanceof AppError) throw err;
+      throw new BadRequest(`the body was not received: ${(err as Error).message}`);
     }
-    if (written.bytes === 0) {
-      await this.staging.removePart(row.id, written.file);
-      return (await this.repo.byId(row.id))!;
+    c.stop!();
+    const s3 = optionsOf(row).s3;
+    // With S3 staging, ranges are recorded cut at part boundaries, so each part's bytes are known.
+    const parts: UploadPartRow[] = [];
+    for (let at = offset, end = offset + written.bytes; at < end; ) {
+      const next = s3 ? Math.min(end, (Math.floor(at / s3.partSize) + 1) * s3.partSize) : end;
+      parts.push({ upload_id: row.id, start: at, size: next - at, file: '' });
+      at = next;
     }
-    const ok = await this.repo.appendAt(row.id, offset, { upload_id: row.id, start: offset, size: written.bytes, file: written.file }, Date.now());
-    if (!ok) {
-      await this.staging.removePart(row.id, written.file);
-      throw new Conflict('another request moved the upload on first');
+    if (!(await this.repo.record(row.id, c.token, parts, Date.now()))) await this.refused(row, 'closed', 'the upload');
+    if (s3) {
+      const whole = Math.floor((offset + written.bytes) / s3.partSize);
+      for (let g = Math.floor(offset / s3.partSize); g < whole; g++) await this.sendGroupQuietly(row, s3, g);
     }
     return (await this.repo.byId(row.id))!;
   }
 
+  /** The byte range of part group `g`. */
+  private groupRange(row: UploadRow, s3: S3Stage, g: number): [number, number] {
+    return [g * s3.partSize, Math.min(row.size, (g + 1) * s3.partSize)];
+  }
+
+  /**
+   * Sends part group `g` from the staging file to S3 when all its bytes are in and some are not
+   * yet sent; the group's ranges are claimed meanwhile (a busy group is left for later: the writer
+   * holding it, or completion, sends it). Failures are left for completion to retry.
+   */
+  private async sendGroupQuietly(row: UploadRow, s3: S3Stage, g: number): Promise<void> {
+    const [from, to] = this.groupRange(row, s3, g);
+    const starts: number[] = [];
+    if (row.protocol === 'multipart') for (let at = from; at < to; at += row.chunk_size) starts.push(at);
+    const c = await this.claim(row, row.protocol === 'multipart' ? starts : [TUS_CLAIM], { exclusive: row.protocol !== 'multipart' });
+    if (!c.token) return;
+    try {
+      await this.sendGroup(row, s3, g, await this.repo.parts(row.id));
+    } catch (err) {
+      this.log.warn({ err, upload: row.id, part: g + 1 }, 'sending a part to S3 failed; completion sends it again');
+    } finally {
+      c.stop!();
+      await this.repo.release(c.token);
+    }
+  }
+
+  /** Sends group `g` when its ranges are all recorded and some only in the staging file. */
+  private async sendGroup(row: UploadRow, s3: S3Stage, g: number, parts: UploadPartRow[]): Promise<void> {
+    const [from, to] = this.groupRange(row, s3, g);
+    const mine = parts.filter((p) => p.start >= from && p.start < to);
+    if (!mine.some((p) => p.file === '') || mine.reduce((n, p) => n + p.size, 0) !== to - from) return;
+    const etag = await this.writer.putPart(row.path, s3.upload, g + 1, this.staging.read(row.id, from, to), to - from);
+    await this.repo.relocate(
+      row.id,
+      mine.map((p) => p.start),
+      s3Part(g + 1, etag),
+    );
+  }
+
   /**
    * Puts the file together into the storage. One request wins the move to `completing` (a
-   * completion left behind by a killed node can be taken over once stale); chunks missing send the
-   * upload back to receiving; a hash mismatch fails it for good.
+   * completion left behind by a killed node can be taken over once stale), and only while no
+   * request is writing into the upload; chunks missing send the upload back to receiving; a hash
+   * mismatch or rules that now say no fail it for good.
    */
   async complete(view: View, row: UploadRow): Promise<UploadRow> {
     if (row.state === 'completed') return row;
-    const won = await this.repo.transition(row.id, ['receiving', 'completing'], 'completing', { attempt: row.attempt + 1, error: '', progress: 0 }, Date.now() - STALE_COMPLETION_MS);
-    if (!won) {
+    const won = await this.repo.beginCompletion(row.id, row.attempt + 1, Date.now() - STALE_COMPLETION_MS, (c) => claimIsDead(c));
+    if (won === 'busy') throw new Conflict('a chunk is still being received; complete again once it is in');
+    if (won === 'lost') {
       const now = await this.repo.byId(row.id);
       if (now?.state === 'completed') return now;
       throw new Conflict(`the upload is ${now?.state ?? 'gone'}`);
     }
     const opts = optionsOf(row);
-    const parts = await this.repo.parts(row.id);
+    let parts = await this.repo.parts(row.id);
     const gaps = missing(row, parts);
     if (gaps) {
       await this.repo.transition(row.id, ['completing'], 'receiving');
       throw new BadRequest(`the upload is not complete: ${gaps}`);
     }
+    let last = 0;
+    const onProgress = (b: number) => {
+      const now = Date.now();
+      if (now - last < 2000) return;
+      last = now;
+      void this.repo.setProgress(row.id, row.size > 0 ? Math.floor((b / row.size) * 100) : 100).catch(() => undefined);
+    };
     try {
       await this.checkTarget(view, row.path, opts.overwrite);
-      let last = 0;
-      await view.put(
-        row.path,
-        {
-          name: path.posix.basename(row.path),
-          size: row.size,
-          stream: this.staging.read(
-            row.id,
-            parts.map((p) => p.file),
-          ),
-          modified: opts.modified === undefined ? undefined : new Date(opts.modified),
-          mimetype: opts.mimetype,
-          hashes: opts.hashes,
-          onProgress: (b) => {
-            const now = Date.now();
-            if (now - last < 2000) return;
-            last = now;
-            void this.repo.setProgress(row.id, row.size > 0 ? Math.floor((b / row.size) * 100) : 100).catch(() => undefined);
+      if (opts.s3) {
+        const groups = Math.ceil(row.size / opts.s3.partSize);
+        for (let g = 0; g < groups; g++) {
+          await this.sendGroup(row, opts.s3, g, parts);
+          onProgress(this.groupRange(row, opts.s3, g)[1]);
+        }
+        parts = await this.repo.parts(row.id);
+        const sent = new Map<number, string>();
+        for (const p of parts) {
+          const [, n, etag] = p.file.split(':');
+          if (etag) sent.set(Number(n), etag);
+        }
+        const list = [...sent].sort((a, b) => a[0] - b[0]).map(([n, etag]) => ({ n, etag }));
+        await view.finishMultipart(row.path, opts.s3.upload, list, opts.overwrite);
+      } else {
+        await this.staging.ensure(row.id);
+        await view.putFile(
+          row.path,
+          {
+            path: this.staging.file(row.id),
+            size: row.size,
+            modified: opts.modified === undefined ? undefined : new Date(opts.modified),
+            mimetype: opts.mimetype,
+            hashes: opts.hashes,
+            onProgress,
           },
-        },
-        opts.overwrite,
-      );
+          opts.overwrite,
+        );
+      }
     } catch (err) {
       // Bytes or a name the storage refused, or rules that now say no, fail the same way again.
       const permanent = err instanceof UploadIntegrityError || isKind(err, 'BadRequest', 'Forbidden', 'PasswordRequired', 'Hidden', 'Exists');
       const msg = (err as Error).message;
       if (permanent) {
         await this.repo.transition(row.id, ['completing'], 'failed_permanent', { error: msg });
-        await this.dropBytes(row.id);
+        await this.dropBytes(row);
       } else {
         await this.repo.transition(row.id, ['completing'], 'receiving', { error: msg });
       }
       throw err;
     }
     await this.repo.transition(row.id, ['completing'], 'completed', { progress: 100 });
-    await this.dropBytes(row.id);
+    await this.repo.dropParts(row.id);
+    await this.staging.drop(row.id);
     return (await this.repo.byId(row.id))!;
   }
 
@@ -268,18 +443,27 @@ export class Uploads {
   async abort(row: UploadRow): Promise<void> {
     if (row.state === 'completing') throw new Conflict('the upload is being completed');
     await this.repo.delete(row.id);
-    await this.staging.drop(row.id);
+    await this.dropStaged(row);
   }
 
-  private async dropBytes(id: string): Promise<void> {
-    await this.repo.dropParts(id);
-    await this.staging.drop(id);
+  /** The staging file, and the S3 multipart upload with its parts. */
+  private async dropStaged(row: UploadRow): Promise<void> {
+    await this.staging.drop(row.id);
+    const s3 = optionsOf(row).s3;
+    if (s3 && row.state !== 'completed') {
+      await this.writer.abortMultipart(row.path, s3.upload).catch((err) => this.log.warn({ err, upload: row.id }, 'aborting the S3 multipart upload failed'));
+    }
+  }
+
+  private async dropBytes(row: UploadRow): Promise<void> {
+    await this.repo.dropParts(row.id);
+    await this.dropStaged(row);
   }
 
   /**
-   * Removes uploads with no change for `upload_expire_hours` (their parts and staging folder),
-   * and staging folders no upload owns. Runs at start and every few minutes on every node; each
-   * removal is idempotent, so nodes sweeping together do no harm.
+   * Removes uploads with no change for `upload_expire_hours` (their bytes: staging file or S3
+   * multipart upload), and staging folders no upload owns. Runs at start and every few minutes on
+   * every node; each removal is idempotent, so nodes sweeping together do no harm.
    */
   async sweep(): Promise<number> {
     const ms = this.expiryMs();
@@ -289,7 +473,7 @@ export class Uploads {
     for (const row of await this.repo.idleSince(before)) {
       if (row.state === 'completing' && row.updated_at > Date.now() - STALE_COMPLETION_MS) continue;
       await this.repo.delete(row.id);
-      await this.staging.drop(row.id);
+      await this.dropStaged(row);
       n++;
     }
     const known = await this.repo.ids();
@@ -338,13 +522,14 @@ function missing(row: UploadRow, parts: UploadPartRow[]): string {
 }
 
 /** Chunk indexes received, as inclusive ranges [[first, last], …]. */
-export function receivedRanges(row: UploadRow, parts: UploadPartRow[]): number[][] {
-  const out: number[][] = [];
+export function receivedRanges(row: UploadRow, parts: UploadPartRow[]): Array<[number, number]> {
+  const out: Array<[number, number]> = [];
   for (const p of parts) {
-    const i = Math.floor(p.start / row.chunk_size);
+    const first = Math.floor(p.start / row.chunk_size);
+    const lastIndex = Math.floor((p.start + p.size - 1) / row.chunk_size);
     const last = out[out.length - 1];
-    if (last && last[1] === i - 1) last[1] = i;
-    else out.push([i, i]);
+    if (last && last[1] >= first - 1) last[1] = Math.max(last[1], lastIndex);
+    else out.push([first, lastIndex]);
   }
   return out;
 }

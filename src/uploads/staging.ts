@@ -1,26 +1,39 @@
-import { createHash, randomBytes } from 'node:crypto';
-import { createReadStream, createWriteStream } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { close as fsClose, constants, createReadStream, createWriteStream, open as fsOpen } from 'node:fs';
 import { mkdir, readdir, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
-import { Readable, Transform, type TransformCallback } from 'node:stream';
+import { type Readable, Transform, type TransformCallback } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 
-/** Folder of temp_dir holding one sub-folder of received parts per resumable upload. */
+/** Folder of temp_dir holding one folder per resumable upload (its staging file). */
 export const STAGING_FOLDER = 'resumable';
+/** The staging file of an upload: every byte at its offset in the final file. */
+const DATA_FILE = 'data';
+/** Bytes the file stream gathers before one positional write (socket reads are 64 KiB). */
+const WRITE_BUFFER = 1 << 20;
 
-/** The body went over what the part may hold. */
+/** The body went over what the range may hold. */
 export class PartTooLong extends Error {}
+/** The body ended before the bytes the range must hold. */
+export class PartTooShort extends Error {}
 
-/** Counts what passes, refusing more than `limit` bytes, and hashes it when asked. */
-class PartMeter extends Transform {
+/**
+ * Counts what passes, refusing more than `limit` bytes (and, when `exact`, fewer), and hashes it
+ * when asked.
+ */
+export class PartMeter extends Transform {
   bytes = 0;
   readonly hash;
+  private readonly exact: boolean;
   constructor(
     private readonly limit: number,
-    algorithm?: string,
+    opts: { algorithm?: string; exact?: boolean } = {},
   ) {
+    // The default buffering (one socket read): larger buffers keep more reads alive across
+    // young-generation GCs, which then reach the old generation and cost full collections.
     super();
-    this.hash = algorithm ? createHash(algorithm) : undefined;
+    this.hash = opts.algorithm ? createHash(opts.algorithm) : undefined;
+    this.exact = Boolean(opts.exact);
   }
   override _transform(chunk: Buffer, _enc: BufferEncoding, cb: TransformCallback): void {
     this.bytes += chunk.length;
@@ -28,10 +41,13 @@ class PartMeter extends Transform {
     this.hash?.update(chunk);
     cb(null, chunk);
   }
+  override _flush(cb: TransformCallback): void {
+    if (this.exact && this.bytes !== this.limit) return cb(new PartTooShort(`the body ended after ${this.bytes} of the ${this.limit} bytes expected`));
+    cb();
+  }
 }
 
-export interface WrittenPart {
-  file: string;
+export interface Written {
   bytes: number;
   /** The digest (base64) when a checksum algorithm was asked for. */
   digest?: string;
@@ -40,9 +56,11 @@ export interface WrittenPart {
 }
 
 /**
- * The staging area of resumable uploads: every received part is a file of its own, written under
- * a unique name and only then recorded, so two clients sending the same part can never mix their
- * bytes in one file. Parts are read back in order when the upload completes.
+ * The staging area of resumable uploads under temp_dir: one file per upload, every received byte
+ * written at its own offset (chunk `i` at `i × chunk_size`), so the finished file is the staging
+ * file itself and is never copied or put together. Which ranges hold received bytes is recorded in
+ * the database, and one request at a time writes a range (claims, see db/uploads.ts), so bytes of
+ * two clients never mix.
  */
 export class Staging {
   readonly root: string;
@@ -55,41 +73,52 @@ export class Staging {
     return path.join(this.root, id);
   }
 
+  /** The staging file of an upload. */
+  file(id: string): string {
+    return path.join(this.dir(id), DATA_FILE);
+  }
+
   /**
-   * Streams a body into a new part file. With `partial`, a body cut short keeps what arrived
-   * (tus); otherwise the file is removed and the error thrown.
+   * Streams a body into the staging file at `position`, at most `limit` bytes (exactly `limit` with
+   * `exact`). With `partial`, a body cut short reports what was written (tus); otherwise the error
+   * is thrown.
    */
-  async write(id: string, start: number, body: Readable, limit: number, opts: { partial?: boolean; algorithm?: string } = {}): Promise<WrittenPart> {
-    await mkdir(this.dir(id), { recursive: true });
-    const name = `${start}.${randomBytes(6).toString('hex')}`;
-    const file = path.join(this.dir(id), name);
-    const meter = new PartMeter(limit, opts.algorithm);
+  async write(id: string, position: number, body: Readable, limit: number, opts: { partial?: boolean; algorithm?: string; exact?: boolean } = {}): Promise<Written> {
+    // Created on first use, never truncated: writes land at their own offsets.
+    const fd = await this.openFile(id);
+    const out = createWriteStream('', { fd, start: position, highWaterMark: WRITE_BUFFER });
+    const meter = new PartMeter(limit, { algorithm: opts.algorithm, exact: opts.exact });
     try {
-      await pipeline(body, meter, createWriteStream(file, { flags: 'wx', highWaterMark: 1 << 20 }));
-      return { file: name, bytes: meter.bytes, digest: meter.hash?.digest('base64'), interrupted: false };
+      await pipeline(body, meter, out);
+      return { bytes: meter.bytes, digest: meter.hash?.digest('base64'), interrupted: false };
     } catch (err) {
-      if (opts.partial && !(err instanceof PartTooLong) && !opts.algorithm) {
-        const written = await stat(file).then((s) => s.size, () => 0);
-        return { file: name, bytes: written, interrupted: true };
-      }
-      await rm(file, { force: true });
+      if (!out.closed) await new Promise<void>((resolve) => out.once('close', () => resolve()));
+      if (opts.partial && !(err instanceof PartTooLong) && !opts.algorithm) return { bytes: out.bytesWritten, interrupted: true };
       throw err;
     }
   }
 
-  async removePart(id: string, file: string): Promise<void> {
-    await rm(path.join(this.dir(id), file), { force: true });
+  /** Opens the staging file for writing (a descriptor), creating it and its folder on first use. */
+  private async openFile(id: string): Promise<number> {
+    const file = this.file(id);
+    const openRw = (flags: number) => new Promise<number>((resolve, reject) => fsOpen(file, flags, 0o666, (err, fd) => (err ? reject(err) : resolve(fd))));
+    try {
+      return await openRw(constants.O_RDWR);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+      await mkdir(this.dir(id), { recursive: true });
+      return openRw(constants.O_RDWR | constants.O_CREAT);
+    }
   }
 
-  /** The parts one after the other as one stream. */
-  read(id: string, files: string[]): Readable {
-    const dir = this.dir(id);
-    return Readable.from(
-      (async function* () {
-        for (const f of files) yield* createReadStream(path.join(dir, f), { highWaterMark: 1 << 20 });
-      })(),
-      { objectMode: false },
-    );
+  /** Creates the (empty) staging file if no byte was written yet (a file of 0 bytes). */
+  async ensure(id: string): Promise<void> {
+    await new Promise<void>((resolve, reject) => this.openFile(id).then((fd) => fsClose(fd, (err) => (err ? reject(err) : resolve())), reject));
+  }
+
+  /** A range of the staging file (`end` exclusive). */
+  read(id: string, start: number, end: number): Readable {
+    return createReadStream(this.file(id), { start, end: end - 1, highWaterMark: WRITE_BUFFER });
   }
 
   async drop(id: string): Promise<void> {

@@ -3,10 +3,10 @@ import { Readable } from 'node:stream';
 import { can, isAdmin, PERM } from '../auth/permissions.js';
 import type { Core } from '../core.js';
 import type { User } from '../db/users.js';
-import type { Link, LinkArgs, Obj, UploadStream } from '../drivers/types.js';
+import type { Link, LinkArgs, MultipartTarget, Obj, UploadStream } from '../drivers/types.js';
 import { BadRequest, Exists, Forbidden, isKind, KindError, NotEmpty, ServerError, Upstream } from '../errors.js';
 import type { Mounted } from '../fs/storages.js';
-import { checkName, type SpooledUpload } from '../fs/write.js';
+import { checkName, type FsWriter, type SpooledUpload } from '../fs/write.js';
 import type { Task } from '../tasks/manager.js';
 import type { ArchiveMeta, InnerFolder } from '../archive/service.js';
 import { replaceAll } from '../util/bounded-regex.js';
@@ -339,6 +339,29 @@ export class View {
   async put(p: string, up: UploadStream, overwrite: boolean): Promise<void> {
     this.checkPut(p);
     await this.core.writer.put(p, up, { overwrite, creator: this.user });
+  }
+
+  /** Stores a finished local file at `p` (a resumable upload), taken over where the storage can. */
+  async putFile(p: string, file: Parameters<FsWriter['putFile']>[1], overwrite: boolean): Promise<void> {
+    this.checkPut(p);
+    await this.core.writer.putFile(p, file, { overwrite, creator: this.user });
+  }
+
+  /** The storage's multipart upload for a file at `p` (S3), when it has one. */
+  multipartTarget(p: string): MultipartTarget | undefined {
+    this.checkPut(p);
+    return this.core.writer.multipartTarget(p);
+  }
+
+  async beginMultipart(p: string, mimetype?: string): Promise<string> {
+    this.checkPut(p);
+    return this.core.writer.beginMultipart(p, mimetype);
+  }
+
+  /** Makes the file of a multipart upload appear at `p`, decided as a put. */
+  async finishMultipart(p: string, uploadId: string, parts: Array<{ n: number; etag: string }>, overwrite: boolean): Promise<void> {
+    this.checkPut(p);
+    await this.core.writer.finishMultipart(p, uploadId, parts, { overwrite, creator: this.user });
   }
 
   async putAsTask(p: string, spooled: Omit<SpooledUpload, 'target' | 'overwrite'>, overwrite: boolean): Promise<Task> {

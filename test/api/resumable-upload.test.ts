@@ -1,6 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { existsSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
+import os from 'node:os';
 import path from 'node:path';
 import * as tus from 'tus-js-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -62,10 +63,15 @@ describe.each(BACKENDS)('resumable uploads on $name', (backend) => {
     const st = (await req('GET', `/api/fs/multipart/status?upload_id=${id}`)).json();
     expect(st.data).toMatchObject({ state: 'receiving', frontier: 1 });
     await chunk(id, 1, slice(data, 1));
+    // Every chunk is in one staging file at its offset; completion renames that file into place.
+    const staged = path.join(staging(), id, 'data');
+    expect(statSync(staged).size).toBe(data.length);
+    const inode = statSync(staged).ino;
     const done = await complete(id);
     expect(done.code, done.message).toBe(200);
     expect(done.data).toMatchObject({ state: 'completed', received_bytes: data.length, storage_progress: 100 });
     expect(sha256(readFileSync(path.join(root, 'big.bin')))).toBe(sha256(data));
+    expect(statSync(path.join(root, 'big.bin')).ino).toBe(inode);
     expect(stagedIds()).not.toContain(id);
   });
 
@@ -138,6 +144,29 @@ describe.each(BACKENDS)('resumable uploads on $name', (backend) => {
       expect(part.equals(slice(a, i)) || part.equals(slice(b, i)), `chunk ${i} is one client's`).toBe(true);
     }
     expect(readdirSync(staging()).filter((f) => f === id)).toEqual([]);
+  });
+
+  it('a chunk another live request is writing (another node) is refused with 409, and so is complete; a dead writer does not block', async () => {
+    const data = randomBytes(CHUNK * 2);
+    const id = (await init('/u/claimed.bin', data.length)).data.upload_id as string;
+    await chunk(id, 1, slice(data, 1));
+    const claims = () => s.core.db.db.selectFrom('upload_claims').selectAll().where('upload_id', '=', id).execute();
+    // A request on another host is writing chunk 0 and still alive.
+    await s.core.db.db.insertInto('upload_claims').values({ upload_id: id, start: 0, token: 'f'.repeat(32), owner: 'other-node:4242', beat: Date.now() }).execute();
+    const busy = await chunk(id, 0, slice(data, 0));
+    expect(busy.code).toBe(409);
+    expect(busy.message).toContain('being received by another request');
+    expect((await complete(id)).code).toBe(409);
+    expect((await claims()).map((c) => c.owner)).toEqual(['other-node:4242']);
+    // That node died: without a sign of life for 30 s the claim is void and the chunk goes through.
+    await s.core.db.db.updateTable('upload_claims').set({ beat: Date.now() - 31_000 }).where('upload_id', '=', id).execute();
+    expect((await chunk(id, 0, slice(data, 0))).code).toBe(200);
+    // A claim of a process of this host that is gone (kill -9) is void at once.
+    await s.core.db.db.insertInto('upload_claims').values({ upload_id: id, start: CHUNK, token: 'e'.repeat(32), owner: `${os.hostname()}:${2 ** 22 + 12345}`, beat: Date.now() }).execute();
+    const done = await complete(id);
+    expect(done.code, done.message).toBe(200);
+    expect(readFileSync(path.join(root, 'claimed.bin')).equals(data)).toBe(true);
+    expect(await claims()).toEqual([]);
   });
 
   it('tus: two PATCHes at one offset: one wins, the other is a 409; the file is one client\'s bytes', async () => {

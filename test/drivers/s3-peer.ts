@@ -1,5 +1,5 @@
 import dns from 'node:dns';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { createRequire } from 'node:module';
@@ -8,7 +8,13 @@ import { freePort } from '../helpers/process.js';
 
 const require = createRequire(import.meta.url);
 // s3rver ships no types: the little used here.
-const S3rver = require('s3rver') as new (opts: Record<string, unknown>) => { run(): Promise<{ port: number }>; close(): Promise<void> };
+interface S3rverKoa {
+  run(): Promise<{ port: number }>;
+  close(): Promise<void>;
+  middleware: Array<(ctx: any, next: () => Promise<void>) => unknown>;
+  store: { getResourcePath(bucket: string, key: string | undefined, resource: string): string };
+}
+const S3rver = require('s3rver') as new (opts: Record<string, unknown>) => S3rverKoa;
 
 export const S3_KEY = 'S3RVER';
 export const BUCKET = 'atrium-bucket';
@@ -34,6 +40,10 @@ export interface S3Peer {
   read(key: string): Promise<Buffer | undefined>;
   keys(prefix: string): Promise<string[]>;
   clear(): Promise<void>;
+  /** Ids of the multipart uploads begun and neither completed nor aborted. */
+  pendingUploads(): string[];
+  /** Part numbers held by a pending multipart upload. */
+  pendingParts(uploadId: string): number[];
   start(): Promise<void>;
   stop(): Promise<void>;
   destroy(): Promise<void>;
@@ -44,8 +54,23 @@ export async function startS3rver(): Promise<S3Peer> {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'atrium-s3rver-'));
   const port = await freePort();
   let server: InstanceType<typeof S3rver> | undefined;
+  const uploadsDir = () => server!.store.getResourcePath(BUCKET, undefined, 'uploads');
   const start = async () => {
     server = new S3rver({ port, address: '127.0.0.1', silent: !process.env.S3RVER_LOG, directory: dir, serviceEndpoint: 'localhost', configureBuckets: [{ name: BUCKET }] });
+    // s3rver 3.7 has no AbortMultipartUpload (DELETE ?uploadId answers 405): added here as S3
+    // answers it, dropping the upload's parts (204), NoSuchUpload (404) for an unknown id.
+    server.middleware.splice(server.middleware.length - 1, 0, async (ctx, next) => {
+      if (ctx.method !== 'DELETE' || typeof ctx.query.uploadId !== 'string') return next();
+      const upload = path.join(uploadsDir(), path.basename(ctx.query.uploadId));
+      if (!existsSync(upload)) {
+        ctx.status = 404;
+        ctx.type = 'application/xml';
+        ctx.body = '<?xml version="1.0" encoding="UTF-8"?>\n<Error><Code>NoSuchUpload</Code><Message>The specified upload does not exist.</Message></Error>';
+        return;
+      }
+      rmSync(upload, { recursive: true, force: true });
+      ctx.status = 204;
+    });
     await server.run();
   };
   const stop = async () => {
@@ -89,6 +114,12 @@ export async function startS3rver(): Promise<S3Peer> {
         await sdk.send(new DeleteObjectsCommand({ Bucket: BUCKET, Delete: { Objects: all.slice(i, i + 1000).map((Key) => ({ Key })) } }));
       }
     },
+    pendingUploads: () => (existsSync(uploadsDir()) ? readdirSync(uploadsDir()) : []),
+    pendingParts: (uploadId) =>
+      readdirSync(path.join(uploadsDir(), uploadId))
+        .filter((f) => /^\d+$/.test(f))
+        .map(Number)
+        .sort((a, b) => a - b),
     start,
     stop,
     destroy: async () => {

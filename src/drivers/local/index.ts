@@ -3,7 +3,7 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { Readable } from 'node:stream';
-import { writeUploadTo } from '../write-file.js';
+import { checkFile, writeUploadTo } from '../write-file.js';
 import { Exists, Forbidden, KindError, TooLarge } from '../../errors.js';
 import {
   type DriverContext,
@@ -14,9 +14,11 @@ import {
   item,
   type Link,
   type LinkArgs,
+  type LocalFile,
   ObjectNotFound,
   type Obj,
   readAddition,
+  UploadIntegrityError,
   type UploadStream,
 } from '../types.js';
 import { Thumbnailer, TYPE_IMAGE, TYPE_VIDEO } from './thumbnail.js';
@@ -382,6 +384,32 @@ export class LocalDriver implements Driver {
     }
     up.stream.destroy();
     up.onProgress?.(up.size);
+    return true;
+  }
+
+  /**
+   * Takes a finished file over by renaming it into place (atomic, nothing copied), after checking
+   * its size and any declared hash; false when it lies on another file system than the target.
+   */
+  async putFile(dstDir: string, file: LocalFile): Promise<boolean> {
+    const target = await this.child(dstDir, file.name);
+    let st: Stats;
+    try {
+      st = await fs.stat(file.path);
+      if (st.dev !== (await fs.stat(path.dirname(target))).dev) return false;
+    } catch (err) {
+      throw fsError(err);
+    }
+    if (st.size !== file.size) throw new UploadIntegrityError(`the file holds ${st.size} bytes, not the ${file.size} declared`);
+    if (file.hashes && Object.keys(file.hashes).length) await checkFile(file.path, file);
+    try {
+      if (file.modified) await fs.utimes(file.path, file.modified, file.modified);
+      await fs.rename(file.path, target);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'EXDEV') return false;
+      throw fsError(err);
+    }
+    file.onProgress?.(file.size);
     return true;
   }
 

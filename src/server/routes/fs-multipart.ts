@@ -79,7 +79,7 @@ export async function fsMultipartRoutes(app: FastifyInstance, core: Core): Promi
     scope.addContentTypeParser('*', (_req, _payload, done) => done(null));
 
     const viewFor = async (req: FastifyRequest, row?: UploadRow) => {
-      const { user } = (await authenticate(core, req, 'user'))!;
+      const { user } = req.principal ?? (await authenticate(core, req, 'user'))!;
       core.uploads.requireEnabled();
       const password = header(req, 'password') || (row ? optionsOf(row).password : '');
       return core.views.for(user, { front: 'api', password });

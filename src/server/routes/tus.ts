@@ -98,7 +98,7 @@ export async function tusRoutes(app: FastifyInstance, core: Core): Promise<void>
     scope.options('/api/fs/tus/:id', { config: { doc: tusDoc('options') } }, options);
 
     const viewFor = async (req: FastifyRequest, password = '') => {
-      const { user } = (await authenticate(core, req, 'user'))!;
+      const { user } = req.principal ?? (await authenticate(core, req, 'user'))!;
       core.uploads.requireEnabled();
       return core.views.for(user, { front: 'api', password });
     };
