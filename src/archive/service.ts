@@ -1,4 +1,4 @@
-import { createReadStream, createWriteStream } from 'node:fs';
+import { createWriteStream } from 'node:fs';
 import { mkdir, readdir, rm, stat } from 'node:fs/promises';
 import type { IncomingMessage } from 'node:http';
 import path from 'node:path';
@@ -418,17 +418,10 @@ export class Archives {
       for (const f of files) {
         ctx.signal.throwIfAborted();
         const base = done;
-        await this.writer.put(
+        // A storage on the same file system (Local) takes the staged file by renaming it; others read it once.
+        await this.writer.putFile(
           joinV(p.dstDir, f.rel),
-          {
-            name: path.posix.basename(f.rel),
-            size: f.size,
-            stream: createReadStream(path.join(p.temp, f.rel)),
-            // A storage on the same file system (Local) takes the staged file by renaming it.
-            localFile: path.join(p.temp, f.rel),
-            signal: ctx.signal,
-            onProgress: (b) => ctx.setProgress(total > 0 ? ((base + b) / total) * 100 : 100),
-          },
+          { path: path.join(p.temp, f.rel), size: f.size, onProgress: (b) => ctx.setProgress(total > 0 ? ((base + b) / total) * 100 : 100) },
           { overwrite: p.overwrite },
         );
         done += f.size;

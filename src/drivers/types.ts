@@ -179,12 +179,6 @@ export interface UploadStream {
   /** Called with the bytes stored so far. */
   onProgress?(bytes: number): void;
   signal?: AbortSignal;
-  /**
-   * The body is this file of temp_dir, which the caller gives up: a driver storing on the same
-   * file system may take it by renaming it (then `stream` is left unread and destroyed), so the
-   * bytes are not written a second time. Others read `stream` as usual.
-   */
-  localFile?: string;
 }
 
 /** A finished file on the local disk to store (a resumable upload's staging file). */

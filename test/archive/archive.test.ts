@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { createReadStream, readFileSync, rmSync, existsSync, mkdirSync, readdirSync, copyFileSync, statSync, writeFileSync } from 'node:fs';
+import { readFileSync, rmSync, existsSync, mkdirSync, readdirSync, copyFileSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sevenZip } from '../../src/archive/formats.js';
@@ -244,24 +244,27 @@ describe('archives on a Local storage', () => {
     expect(badInner.json()).toMatchObject({ code: 400, message: 'invalid inner path: /../etc/passwd' });
   });
 
-  it('a Local target takes a staged file by renaming it (its bytes are written once); with a hash to check it reads it', async () => {
+  it('a Local target takes a staged file by renaming it (its bytes are written once), after checking a declared hash', async () => {
     const staging = path.join(s.core.config.temp_dir, 'archive');
     mkdirSync(staging, { recursive: true });
     const body = TREE['docs/deep/data.bin']!;
     const staged = path.join(staging, 'take-me.bin');
     writeFileSync(staged, body);
     const inode = statSync(staged).ino;
-    await s.core.writer.put('/out/taken/data.bin', { name: 'data.bin', size: body.length, stream: createReadStream(staged), localFile: staged }, { overwrite: false });
+    await s.core.writer.putFile('/out/taken/data.bin', { path: staged, size: body.length }, { overwrite: false });
     expect(existsSync(staged)).toBe(false);
     expect(statSync(path.join(out, 'taken', 'data.bin')).ino).toBe(inode);
     expect(readFileSync(path.join(out, 'taken', 'data.bin')).equals(body)).toBe(true);
     writeFileSync(staged, body);
     const md5 = createHash('md5').update(body).digest('hex');
-    await s.core.writer.put('/out/taken/hashed.bin', { name: 'hashed.bin', size: body.length, stream: createReadStream(staged), localFile: staged, hashes: { md5 } }, { overwrite: false });
+    const hashedInode = statSync(staged).ino;
+    await expect(s.core.writer.putFile('/out/taken/bad.bin', { path: staged, size: body.length, hashes: { md5: '0'.repeat(32) } }, { overwrite: false })).rejects.toThrow();
     expect(existsSync(staged)).toBe(true);
-    expect(statSync(path.join(out, 'taken', 'hashed.bin')).ino).not.toBe(inode);
+    expect(existsSync(path.join(out, 'taken', 'bad.bin'))).toBe(false);
+    await s.core.writer.putFile('/out/taken/hashed.bin', { path: staged, size: body.length, hashes: { md5 } }, { overwrite: false });
+    expect(existsSync(staged)).toBe(false);
+    expect(statSync(path.join(out, 'taken', 'hashed.bin')).ino).toBe(hashedInode);
     expect(readFileSync(path.join(out, 'taken', 'hashed.bin')).equals(body)).toBe(true);
-    rmSync(staged);
   });
 
   it('/ap serves entries of a storage that proxies (Local always does)', async () => {

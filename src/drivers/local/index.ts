@@ -358,7 +358,7 @@ export class LocalDriver implements Driver {
     await fs.mkdir(tempDir, { recursive: true });
     const temp = path.join(tempDir, `${process.pid}-${randomBytes(8).toString('hex')}`);
     try {
-      if (!(await this.takeLocalFile(up, temp))) await writeUploadTo(temp, up);
+      await writeUploadTo(temp, up);
       if (up.modified) await fs.utimes(temp, up.modified, up.modified);
       await fs.rename(temp, target);
     } catch (err) {
@@ -366,25 +366,6 @@ export class LocalDriver implements Driver {
       if ((err as NodeJS.ErrnoException).code && !(err as Error).name.startsWith('Abort')) throw fsError(err);
       throw err;
     }
-  }
-
-  /**
-   * Takes a body the caller gave up (`localFile`) by renaming it into this storage's temp folder,
-   * when it is on the same file system, has the declared size and no hash is to be checked.
-   */
-  private async takeLocalFile(up: UploadStream, temp: string): Promise<boolean> {
-    if (!up.localFile || (up.hashes && Object.keys(up.hashes).length > 0)) return false;
-    const st = await fs.stat(up.localFile).catch(() => undefined);
-    if (!st?.isFile() || st.size !== up.size) return false;
-    try {
-      await fs.rename(up.localFile, temp);
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code === 'EXDEV') return false;
-      throw err;
-    }
-    up.stream.destroy();
-    up.onProgress?.(up.size);
-    return true;
   }
 
   /**
