@@ -3,6 +3,14 @@
 // hundreds of modules (about half the time to the first answer and 10 MB less memory).
 // Packages with native code, and those loaded only when a feature is used (drivers, cluster
 // mode, thumbnails, WebDAV XML bodies, crypt, LDAP logins, zip downloads), stay in node_modules and load on first use.
+//
+// Code splitting: every dynamic `import()` in src/ becomes a chunk of its own next to it in dist/
+// (same folder, so that paths made from `import.meta.url` stay right),
+// read only when that code first runs (the SFTP, FTP and S3 fronts when enabled, each storage
+// driver when a storage of it is mounted, the admin commands of the CLI…). dist/atrium.js keeps
+// what a default start runs. docs/development.md lists the seams.
+import { readdirSync, rmSync } from 'node:fs';
+import path from 'node:path';
 import { build } from 'esbuild';
 
 /** Left to node_modules: native code, or loaded lazily (keeping them out keeps them off the heap). */
@@ -32,13 +40,38 @@ const EXTERNAL = [
   'node-unrar-js',
 ];
 
+/**
+ * zod's `z.locales` namespace holds its error messages in ~50 languages (~300 KB of the bundle,
+ * parsed at every start). Atrium only uses the English ones (zod's default), so the namespace
+ * is built with English alone; `z.locales.en` and every message stay as they are.
+ */
+const zodEnglishOnly = {
+  name: 'zod-english-only',
+  setup(b) {
+    b.onResolve({ filter: /^\.\.\/locales\/index\.js$/ }, (args) =>
+      /[\\/]zod[\\/]v4[\\/](classic|core)$/.test(args.resolveDir) ? { path: path.join(args.resolveDir, '../locales/index.js'), namespace: 'zod-locales' } : undefined,
+    );
+    b.onLoad({ filter: /.*/, namespace: 'zod-locales' }, (args) => ({
+      contents: `export { default as en } from ${JSON.stringify(path.join(path.dirname(args.path), 'en.js'))};`,
+      resolveDir: path.dirname(args.path),
+      loader: 'js',
+    }));
+  },
+};
+
+// Chunks of an earlier build would otherwise pile up (their names carry a content hash).
+const CHUNK = /^[\w.]+-[A-Z0-9]{8}\.js(\.map|\.LEGAL\.txt)?$/;
+for (const name of readdirSync('dist', { withFileTypes: true }).filter((e) => e.isFile() && CHUNK.test(e.name))) rmSync(path.join('dist', name.name));
+
 await build({
-  entryPoints: ['src/main.ts'],
+  entryPoints: { atrium: 'src/main.ts' },
   bundle: true,
+  splitting: true,
   platform: 'node',
   format: 'esm',
   target: 'node20',
   external: EXTERNAL,
+  plugins: [zodEnglishOnly],
   // CommonJS packages inside an ES module bundle call `require`.
   banner: { js: "import { createRequire as __atriumRequire } from 'node:module'; const require = __atriumRequire(import.meta.url);" },
   // No comments or blank space: the source V8 keeps in memory stays small and one byte per
@@ -47,6 +80,7 @@ await build({
   minifySyntax: true,
   legalComments: 'external',
   sourcemap: true,
-  outfile: 'dist/atrium.js',
+  outdir: 'dist',
+  chunkNames: '[name]-[hash]',
   logLevel: 'warning',
 });

@@ -1,3 +1,4 @@
+import { setFlagsFromString } from 'node:v8';
 import { loadConfig } from '../config/load.js';
 import { bootstrap, openCore } from '../core.js';
 import { buildApp } from '../server/app.js';
@@ -22,6 +23,9 @@ export async function runServer(dataDir: string, port?: number): Promise<void> {
   server.urls.push(...protocols.map((p) => p.url));
   core.log.info({ urls: server.urls, data: core.dataDir }, 'atrium started');
   console.log(`Atrium is listening on ${server.urls.join(', ')} (data: ${core.dataDir})`);
+  // bin/atrium.js held V8's young generation at its first size during start-up (idle memory);
+  // from here on it grows again as V8 sees fit (V8's default factor).
+  setFlagsFromString('--semi-space-growth-factor=2');
 
   let stopping = false;
   const stop = async (signal: string) => {
