@@ -7,14 +7,16 @@
 // Code splitting: every dynamic `import()` in src/ becomes a chunk of its own next to it in dist/
 // (same folder, so that paths made from `import.meta.url` stay right),
 // read only when that code first runs (the SFTP, FTP and S3 fronts when enabled, each storage
-// driver when a storage of it is mounted, the admin commands of the CLI…). dist/atrium.js keeps
-// what a default start runs. docs/development.md lists the seams.
-import { readdirSync, rmSync } from 'node:fs';
+// driver other than Local when a storage of it is mounted). dist/atrium.js and the chunks it
+// imports keep what a default start runs; docs/development.md lists the seams, and
+// test/unit/bundle-split.test.ts checks them with the options exported here.
+import { mkdirSync, readdirSync, rmSync } from 'node:fs';
 import path from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { build } from 'esbuild';
 
 /** Left to node_modules: native code, or loaded lazily (keeping them out keeps them off the heap). */
-const EXTERNAL = [
+export const EXTERNAL = [
   'better-sqlite3',
   'sharp',
   'ssh2',
@@ -45,7 +47,7 @@ const EXTERNAL = [
  * parsed at every start). Atrium only uses the English ones (zod's default), so the namespace
  * is built with English alone; `z.locales.en` and every message stay as they are.
  */
-const zodEnglishOnly = {
+export const zodEnglishOnly = {
   name: 'zod-english-only',
   setup(b) {
     b.onResolve({ filter: /^\.\.\/locales\/index\.js$/ }, (args) =>
@@ -59,11 +61,8 @@ const zodEnglishOnly = {
   },
 };
 
-// Chunks of an earlier build would otherwise pile up (their names carry a content hash).
-const CHUNK = /^[\w.]+-[A-Z0-9]{8}\.js(\.map|\.LEGAL\.txt)?$/;
-for (const name of readdirSync('dist', { withFileTypes: true }).filter((e) => e.isFile() && CHUNK.test(e.name))) rmSync(path.join('dist', name.name));
-
-await build({
+/** esbuild's options for the server; the caller adds `outdir` (and whether to write). */
+export const serverBuildOptions = {
   entryPoints: { atrium: 'src/main.ts' },
   bundle: true,
   splitting: true,
@@ -80,7 +79,15 @@ await build({
   minifySyntax: true,
   legalComments: 'external',
   sourcemap: true,
-  outdir: 'dist',
   chunkNames: '[name]-[hash]',
   logLevel: 'warning',
-});
+};
+
+if (import.meta.url === pathToFileURL(process.argv[1]).href) {
+  // Chunks of an earlier build would otherwise pile up (their names carry a content hash).
+  mkdirSync('dist', { recursive: true });
+  const CHUNK = /^[\w.]+-[A-Z0-9]{8}\.js(\.map|\.LEGAL\.txt)?$/;
+  for (const e of readdirSync('dist', { withFileTypes: true })) if (e.isFile() && CHUNK.test(e.name)) rmSync(path.join('dist', e.name));
+  await build({ ...serverBuildOptions, outdir: 'dist' });
+}
+

@@ -220,7 +220,8 @@ export class UploadIntegrityError extends Error {
 export interface DriverFactory {
   config: DriverConfig;
   additional: FormItem[];
-  create(addition: Record<string, unknown>, ctx: DriverContext): Driver;
+  /** Builds a driver for one storage; the registry's lazily loaded drivers answer a promise. */
+  create(addition: Record<string, unknown>, ctx: DriverContext): Driver | Promise<Driver>;
 }
 
 export interface DriverContext {

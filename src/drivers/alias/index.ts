@@ -15,11 +15,9 @@ import {
   type UploadStream,
 } from '../types.js';
 import type { VirtualFs } from '../vfs.js';
+import { ADDITIONAL, CONFIG } from './info.js';
 
-const ADDITIONAL: FormItem[] = [
-  item('paths', 'text', { required: true }),
-  item('protect_same_name', 'bool', { default: 'true', required: false, help: 'Protects same-name files from Delete or Rename' }),
-];
+
 
 /**
  * `paths` as the original reads it: one entry per line, `/some/path` (named by its base name)
@@ -214,7 +212,7 @@ export class AliasDriver implements Driver {
 
 export const aliasDriver: DriverFactory = {
   // Uploads are accepted (as OpenList does), into the one folder that holds the target path.
-  config: driverConfig({ name: 'Alias', localSort: true, noCache: true, proxyRangeOption: true, defaultRoot: '/' }),
+  config: CONFIG,
   additional: ADDITIONAL,
   create: (addition, ctx) => new AliasDriver(readAddition(ADDITIONAL, addition), ctx),
 };

@@ -21,15 +21,10 @@ import {
 } from '../types.js';
 import { CheckedStream, writeUploadTo } from '../write-file.js';
 import { callJson, type Envelope, INIT_TIMEOUT_MS, PeerError, peerBase, peerPath, putStream } from './client.js';
+import { ADDITIONAL, CONFIG } from './info.js';
+export { ADDITIONAL } from './info.js';
 
-export const ADDITIONAL: FormItem[] = [
-  item('root_folder_path', 'string', { default: '/', required: true }),
-  item('url', 'string', { required: true }),
-  item('meta_password', 'string'),
-  item('username', 'string'),
-  item('password', 'string'),
-  item('token', 'string'),
-];
+
 
 /** An entry of the peer's /api/fs/list or /api/fs/get. */
 export interface PeerObj {
@@ -216,7 +211,7 @@ export class AlistV3Driver implements Driver {
 }
 
 export const alistV3Driver: DriverFactory = {
-  config: driverConfig({ name: 'AList V3', localSort: true, checkStatus: true, proxyRangeOption: true, defaultRoot: '/' }),
+  config: CONFIG,
   additional: ADDITIONAL,
   create: (addition, ctx) => new AlistV3Driver(readAddition(ADDITIONAL, addition), ctx),
 };

@@ -16,17 +16,10 @@ import { Upstream } from '../../errors.js';
 import { goTimeParser } from './go-time.js';
 import { type IndexEntry, parseHtmlIndex, parseNginxJson, type XPaths } from './index-page.js';
 import { compileNodesXPath, compileStringXPath } from './xpath-html.js';
+import { ADDITIONAL, CONFIG } from './info.js';
 
 // OpenList's items, in its order (drivers/autoindex/meta.go).
-const ADDITIONAL: FormItem[] = [
-  item('url', 'string', { required: true }),
-  item('item_xpath', 'string', { required: true }),
-  item('name_xpath', 'string', { required: true }),
-  item('modified_xpath', 'string'),
-  item('size_xpath', 'string'),
-  item('ignore_file_names', 'text', { default: '.\n..\nParent Directory\nUp' }),
-  item('modified_time_format', 'string', { default: '02-Jan-2006 15:04', help: 'Must be based on the time point Mon Jan 2 15:04:05 -0700 MST 2006' }),
-];
+
 
 /** The XPaths describe HTML pages only: a JSON index (nginx's json format) needs none of them. */
 const READ_ITEMS = ADDITIONAL.map((i) => (i.name.endsWith('_xpath') ? { ...i, required: false } : i));
@@ -171,7 +164,7 @@ export class AutoindexDriver implements Driver {
 }
 
 export const autoindexDriver: DriverFactory = {
-  config: driverConfig({ name: 'AutoIndex', localSort: true, checkStatus: true, noUpload: true }),
+  config: CONFIG,
   additional: ADDITIONAL,
   create: (addition, ctx) => new AutoindexDriver(readAddition(READ_ITEMS, addition), ctx),
 };

@@ -18,21 +18,12 @@ import {
   type UploadStream,
 } from '../types.js';
 import { CheckedStream } from '../write-file.js';
+import { ADDITIONAL, CONFIG } from './info.js';
 
 const loadAzure = lazyRequire<typeof import('@azure/storage-blob')>('@azure/storage-blob');
 
 // OpenList's items, in its order (drivers/azure_blob/meta.go; root_folder_path from driver.RootPath).
-const ADDITIONAL: FormItem[] = [
-  item('root_folder_path', 'string', { default: '/', required: true }),
-  item('endpoint', 'string', {
-    required: true,
-    default: 'https://<accountname>.blob.core.windows.net/',
-    help: 'e.g. https://accountname.blob.core.windows.net/. The full endpoint URL for Azure Storage, including the unique storage account name (3 ~ 24 numbers and lowercase letters only).',
-  }),
-  item('access_key', 'string', { required: true, help: 'The access key for Azure Storage, used for authentication. https://learn.microsoft.com/azure/storage/common/storage-account-keys-manage' }),
-  item('container_name', 'string', { required: true, help: 'The name of the container in Azure Storage (created in the Azure portal). https://learn.microsoft.com/azure/storage/blobs/blob-containers-portal' }),
-  item('sign_url_expire', 'number', { default: '4', help: 'The expiration time for SAS URLs, in hours.' }),
-];
+
 
 /** Blob kept in an otherwise empty "folder" so that it exists; never listed. */
 const PLACEHOLDER = '.placeholder';
@@ -278,7 +269,7 @@ export class AzureBlobDriver implements Driver {
 }
 
 export const azureBlobDriver: DriverFactory = {
-  config: driverConfig({ name: 'Azure Blob Storage', localSort: true, checkStatus: true }),
+  config: CONFIG,
   additional: ADDITIONAL,
   create: (addition) => new AzureBlobDriver(readAddition(ADDITIONAL, addition)),
 };

@@ -22,19 +22,10 @@ import {
 import type { VirtualFs } from '../vfs.js';
 import { CheckedStream } from '../write-file.js';
 import { PartCutter } from './parts.js';
+import { ADDITIONAL, CONFIG } from './info.js';
 
 // OpenList's items, in its order (drivers/chunk/meta.go).
-const ADDITIONAL: FormItem[] = [
-  item('remote_path', 'string', { required: true }),
-  item('part_size', 'number', { required: true, help: 'bytes' }),
-  item('chunk_large_file_only', 'bool', { default: 'false', help: 'chunk only if file size > part_size' }),
-  item('chunk_prefix', 'string', { default: '[openlist_chunk]', help: 'the prefix of chunk folder' }),
-  item('custom_ext', 'string'),
-  item('store_hash', 'bool', { default: 'true' }),
-  item('num_list_workers', 'number', { default: '5', required: true }),
-  item('thumbnail', 'bool', { default: 'false', required: true, help: 'enable thumbnail which pre-generated under .thumbnails folder' }),
-  item('show_hidden', 'bool', { default: 'true', help: 'show hidden directories and files' }),
-];
+
 
 const THUMB_FOLDER = '.thumbnails';
 const HASH_PREFIX = 'hash_';
@@ -323,7 +314,7 @@ export class ChunkDriver implements Driver {
 }
 
 export const chunkDriver: DriverFactory = {
-  config: driverConfig({ name: 'Chunk', localSort: true, onlyProxy: true, noCache: true, defaultRoot: '/' }),
+  config: CONFIG,
   additional: ADDITIONAL,
   create: (addition, ctx) => new ChunkDriver(readAddition(ADDITIONAL, addition), ctx),
 };

@@ -21,18 +21,9 @@ import { CheckedStream } from '../write-file.js';
 import { BLOCK_DATA, type CryptKeys, decryptBlocks, decryptedSize, deriveKeys, EncryptStream, encryptedRange, encryptedSize, HEADER_SIZE, readHeader } from './content.js';
 import { type NameEncoding, NameCipher, type NameMode } from './names.js';
 import { OBFUSCATED_PREFIX, obscure, reveal } from './obscure.js';
+import { ADDITIONAL, CONFIG } from './info.js';
 
-const ADDITIONAL: FormItem[] = [
-  item('filename_encryption', 'select', { options: 'off,standard,obfuscate', default: 'off', required: true }),
-  item('directory_name_encryption', 'select', { options: 'false,true', default: 'false', required: true }),
-  item('remote_path', 'string', { required: true, help: 'This is where the encrypted data stores' }),
-  item('password', 'string', { required: true, help: 'the main password' }),
-  item('salt', 'string', { help: "If you don't know what is salt, treat it as a second password. Optional but recommended" }),
-  item('encrypted_suffix', 'string', { default: '.bin', required: true, help: 'for advanced user only! encrypted files will have this suffix' }),
-  item('filename_encoding', 'select', { options: 'base64,base32,base32768', default: 'base64', required: true, help: 'for advanced user only!' }),
-  item('thumbnail', 'bool', { default: 'false', required: true, help: 'enable thumbnail which pre-generated under .thumbnails folder' }),
-  item('show_hidden', 'bool', { default: 'true', required: false, help: 'show hidden directories and files' }),
-];
+
 
 const THUMB_FOLDER = '.thumbnails';
 
@@ -250,7 +241,7 @@ export class CryptDriver implements Driver {
 }
 
 export const cryptDriver: DriverFactory = {
-  config: driverConfig({ name: 'Crypt', localSort: true, onlyProxy: true, noCache: true, defaultRoot: '/' }),
+  config: CONFIG,
   additional: ADDITIONAL,
   create: (addition, ctx) => new CryptDriver(readAddition(ADDITIONAL, addition), ctx),
 };

@@ -18,16 +18,11 @@ import {
 } from '../types.js';
 import { CheckedStream } from '../write-file.js';
 import { FtpPool } from './pool.js';
+import { ADDITIONAL, CONFIG } from './info.js';
 
 const loadFtp = lazyRequire<typeof import('basic-ftp')>('basic-ftp');
 
-const ADDITIONAL: FormItem[] = [
-  item('address', 'string', { required: true }),
-  item('encoding', 'string', { required: true }),
-  item('username', 'string', { required: true }),
-  item('password', 'string', { required: true }),
-  item('root_folder_path', 'string', { default: '/', required: true }),
-];
+
 
 /** Encodings of the control connection Node can speak (GBK and the like would need a converter). */
 const ENCODINGS = new Set(['', 'utf8', 'utf-8', 'latin1', 'binary', 'ascii']);
@@ -285,7 +280,7 @@ export class FtpDriver implements Driver {
 const READ_ITEMS = ADDITIONAL.map((it) => (it.name === 'encoding' ? { ...it, required: false } : it));
 
 export const ftpDriver: DriverFactory = {
-  config: driverConfig({ name: 'FTP', localSort: true, onlyLocal: true, defaultRoot: '/' }),
+  config: CONFIG,
   additional: ADDITIONAL,
   create: (addition) => new FtpDriver(readAddition(READ_ITEMS, addition)),
 };

@@ -16,16 +16,11 @@ import {
   type Obj,
   readAddition,
 } from '../types.js';
+import { ADDITIONAL, CONFIG } from './info.js';
 
 // OpenList's items, in its order (drivers/openlist_share/meta.go): the root inside the share, the
 // server's address, the share id and its code, and whether archives are read by the server.
-const ADDITIONAL: FormItem[] = [
-  item('root_folder_path', 'string', { default: '/', required: true }),
-  item('url', 'string', { required: true }),
-  item('sid', 'string', { required: true }),
-  item('pwd', 'string'),
-  item('forward_archive_requests', 'bool', { default: 'true' }),
-];
+
 
 /** A share id is one path segment of `/@s/<sid>` and `/sd/<sid>`. */
 const SID = /^[^/\\\s?#]{1,128}$/;
@@ -147,7 +142,7 @@ export class OpenListShareDriver implements Driver {
 }
 
 export const openListShareDriver: DriverFactory = {
-  config: driverConfig({ name: 'OpenListShare', localSort: true, noUpload: true, defaultRoot: '/' }),
+  config: CONFIG,
   additional: ADDITIONAL,
   create: (addition) => new OpenListShareDriver(readAddition(ADDITIONAL, addition)),
 };

@@ -1,6 +1,6 @@
 import path from 'node:path';
 import { PeerArchives } from '../alist-v3/archive.js';
-import { ADDITIONAL as ALIST_ITEMS, AlistV3Driver } from '../alist-v3/index.js';
+import { AlistV3Driver } from '../alist-v3/index.js';
 import {
   type ArchiveDecompressArgs,
   type ArchiveObj,
@@ -13,14 +13,10 @@ import {
   type LinkArgs,
   readAddition,
 } from '../types.js';
+import { ADDITIONAL, CONFIG } from './info.js';
 
 // OpenList's items, in its order (drivers/openlist/meta.go): AList V3's plus three switches.
-const ADDITIONAL: FormItem[] = [
-  ...ALIST_ITEMS,
-  item('pass_ip_to_upsteam', 'bool', { default: 'true' }),
-  item('pass_ua_to_upsteam', 'bool', { default: 'true' }),
-  item('forward_archive_requests', 'bool', { default: 'true' }),
-];
+
 
 const first = (v: string | string[] | undefined): string | undefined => (Array.isArray(v) ? v[0] : v);
 
@@ -87,7 +83,7 @@ export class OpenListDriver extends AlistV3Driver {
 }
 
 export const openListDriver: DriverFactory = {
-  config: driverConfig({ name: 'OpenList', localSort: true, checkStatus: true, proxyRangeOption: true, defaultRoot: '/' }),
+  config: CONFIG,
   additional: ADDITIONAL,
   create: (addition, ctx) => new OpenListDriver(readAddition(ADDITIONAL, addition), ctx),
 };

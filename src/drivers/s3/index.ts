@@ -19,26 +19,12 @@ import {
 } from '../types.js';
 import { CheckedStream } from '../write-file.js';
 import { presignGet, rfc3986 } from './presign.js';
+import { ADDITIONAL, CONFIG } from './info.js';
 
 const loadS3 = lazyRequire<typeof import('@aws-sdk/client-s3')>('@aws-sdk/client-s3');
 const loadUpload = lazyRequire<typeof import('@aws-sdk/lib-storage')>('@aws-sdk/lib-storage');
 
-const ADDITIONAL: FormItem[] = [
-  item('root_folder_path', 'string', { default: '/', required: true }),
-  item('bucket', 'string', { required: true }),
-  item('endpoint', 'string', { required: true }),
-  item('region', 'string'),
-  item('access_key_id', 'string', { required: true }),
-  item('secret_access_key', 'string', { required: true }),
-  item('session_token', 'string'),
-  item('custom_host', 'string'),
-  item('sign_url_expire', 'number', { default: '4' }),
-  item('placeholder', 'string'),
-  item('force_path_style', 'bool'),
-  item('list_object_version', 'select', { options: 'v1,v2', default: 'v1' }),
-  item('remove_bucket', 'bool', { help: 'Remove bucket name from path when using custom host.' }),
-  item('add_filename_to_disposition', 'bool', { help: 'Add filename to Content-Disposition header.' }),
-];
+
 
 /** Object stored in an otherwise empty "folder" so that it exists (and is never listed). */
 const DEFAULT_PLACEHOLDER = '.placeholder';
@@ -426,7 +412,7 @@ export class S3Driver implements Driver {
 const create = (addition: Record<string, unknown>) => new S3Driver(readAddition(ADDITIONAL, addition));
 
 export const s3Driver: DriverFactory = {
-  config: driverConfig({ name: 'S3', localSort: true, checkStatus: true, defaultRoot: '/' }),
+  config: CONFIG,
   additional: ADDITIONAL,
   create,
 };

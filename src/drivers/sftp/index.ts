@@ -18,18 +18,11 @@ import {
 } from '../types.js';
 import { CheckedStream } from '../write-file.js';
 import { splitHostPort } from '../host-port.js';
+import { ADDITIONAL, CONFIG } from './info.js';
 
 const loadSsh2 = lazyRequire<typeof import('ssh2')>('ssh2');
 
-const ADDITIONAL: FormItem[] = [
-  item('address', 'string', { required: true }),
-  item('username', 'string', { required: true }),
-  item('private_key', 'text'),
-  item('password', 'string'),
-  item('passphrase', 'string'),
-  item('root_folder_path', 'string', { default: '/', required: true }),
-  item('ignore_symlink_error', 'bool', { default: 'false', help: 'Ignore symlink error' }),
-];
+
 
 /** SFTP status codes (draft-ietf-secsh-filexfer-02). */
 const NO_SUCH_FILE = 2;
@@ -305,7 +298,7 @@ export class SftpDriver implements Driver {
 }
 
 export const sftpDriver: DriverFactory = {
-  config: driverConfig({ name: 'SFTP', localSort: true, onlyLocal: true, checkStatus: true, defaultRoot: '/' }),
+  config: CONFIG,
   additional: ADDITIONAL,
   create: (addition) => new SftpDriver(readAddition(ADDITIONAL, addition)),
 };

@@ -19,6 +19,7 @@ import {
 } from '../types.js';
 import { CheckedStream } from '../write-file.js';
 import { awaitFinalAnswers, type PendingAwareClient } from './pending.js';
+import { ADDITIONAL, CONFIG } from './info.js';
 
 // node-smb2: an SMB2/3 client whose NTLMv2 works against Samba's default `ntlm auth = ntlmv2-only`.
 interface SmbEntry {
@@ -85,13 +86,7 @@ const loadFile = lazyRequire<{ default: new (tree: SmbTree) => SmbFile }>('node-
 const loadDirectory = lazyRequire<{ default: new (tree: SmbTree) => SmbDirectory }>('node-smb2/dist/client/Directory');
 
 // OpenList's items, in its order (drivers/smb/meta.go; root_folder_path from driver.RootPath).
-const ADDITIONAL: FormItem[] = [
-  item('root_folder_path', 'string', { default: '.', required: true }),
-  item('address', 'string', { required: true }),
-  item('username', 'string', { required: true }),
-  item('password', 'string'),
-  item('share_name', 'string', { required: true }),
-];
+
 
 // NT status codes (MS-ERREF 2.3).
 const STATUS = {
@@ -355,7 +350,7 @@ export class SmbDriver implements Driver {
 }
 
 export const smbDriver: DriverFactory = {
-  config: driverConfig({ name: 'SMB', localSort: true, onlyProxy: true, noCache: true, defaultRoot: '.' }),
+  config: CONFIG,
   additional: ADDITIONAL,
   create: (addition) => new SmbDriver(readAddition(ADDITIONAL, addition)),
 };

@@ -18,24 +18,11 @@ import {
 } from '../types.js';
 import type { VirtualFs } from '../vfs.js';
 import { saveStrmFiles, type SaveMode } from './save-local.js';
+import { ADDITIONAL, CONFIG, MEDIA_TYPES, PASS_TYPES } from './info.js';
 
-const MEDIA_TYPES = 'mp4,mkv,flv,avi,wmv,ts,rmvb,webm,mp3,flac,aac,wav,ogg,m4a,wma,alac';
-const PASS_TYPES = 'ass,srt,vtt,sub,strm';
 
 // OpenList's items, in its order (drivers/strm/meta.go).
-const ADDITIONAL: FormItem[] = [
-  item('paths', 'text', { required: true }),
-  item('siteUrl', 'text', { help: 'The prefix URL of the strm file' }),
-  item('PathPrefix', 'text', { default: '/d', help: 'Path prefix' }),
-  item('downloadFileTypes', 'text', { default: PASS_TYPES, help: 'Files need to download with strm (usally subtitles)' }),
-  item('filterFileTypes', 'text', { default: MEDIA_TYPES, help: 'Supports suffix name of strm file' }),
-  item('encodePath', 'bool', { default: 'true', required: true, help: 'encode the path in the strm file' }),
-  item('withoutUrl', 'bool', { default: 'false', help: 'strm file content without URL prefix' }),
-  item('withSign', 'bool', { default: 'false' }),
-  item('SaveStrmToLocal', 'bool', { default: 'false', help: 'save strm file locally' }),
-  item('SaveStrmLocalPath', 'text', { help: 'save strm file local path' }),
-  item('SaveLocalMode', 'select', { options: 'insert,update,sync', default: 'insert', help: 'save strm file locally mode' }),
-];
+
 
 const extensions = (text: string): Set<string> =>
   new Set(
@@ -209,7 +196,7 @@ export class StrmDriver implements Driver {
 }
 
 export const strmDriver: DriverFactory = {
-  config: driverConfig({ name: 'Strm', localSort: true, onlyProxy: true, noCache: true, noUpload: true, defaultRoot: '/' }),
+  config: CONFIG,
   additional: ADDITIONAL,
   create: (addition, ctx) => new StrmDriver(readAddition(ADDITIONAL, addition), ctx),
 };

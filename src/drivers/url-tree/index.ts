@@ -11,11 +11,9 @@ import {
 } from '../types.js';
 import type { LinkFetcher } from '../../net/link-fetch.js';
 import { nodeAt, parseUrlTree, type UrlNode } from './tree.js';
+import { ADDITIONAL, CONFIG } from './info.js';
 
-const ADDITIONAL: FormItem[] = [
-  item('url_structure', 'text', { required: true, help: 'structure:FolderName:\n  [FileName:][FileSize:][Modified:]Url' }),
-  item('head_size', 'bool', { default: 'false', help: 'Use head method to get file size, but it may be failed.' }),
-];
+
 
 const HEAD_TIMEOUT_MS = 10_000;
 const HEAD_PARALLEL = 8;
@@ -94,7 +92,7 @@ export class UrlTreeDriver implements Driver {
 }
 
 export const urlTreeDriver: DriverFactory = {
-  config: driverConfig({ name: 'UrlTree', localSort: true, noCache: true, noUpload: true, checkStatus: true }),
+  config: CONFIG,
   additional: ADDITIONAL,
   create: (addition, ctx) => new UrlTreeDriver(readAddition(ADDITIONAL, addition), ctx.links),
 };

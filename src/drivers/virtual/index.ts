@@ -12,14 +12,9 @@ import {
   ObjectNotFound,
   readAddition,
 } from '../types.js';
+import { ADDITIONAL, CONFIG } from './info.js';
 
-const ADDITIONAL: FormItem[] = [
-  item('root_folder_path', 'string'),
-  item('num_file', 'number', { default: '30', required: true }),
-  item('num_folder', 'number', { default: '30', required: true }),
-  item('max_file_size', 'number', { default: '1073741824', required: true }),
-  item('min_file_size', 'number', { default: '1048576', required: true }),
-];
+
 
 const NAME_CHARS = 'abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789';
 const NAME_LENGTH = 10;
@@ -143,7 +138,7 @@ export function* content(seed: Buffer, start: number, end: number): Generator<Bu
 }
 
 export const virtualDriver: DriverFactory = {
-  config: driverConfig({ name: 'Virtual', localSort: true, onlyLocal: true, needMs: true, noUpload: true }),
+  config: CONFIG,
   additional: ADDITIONAL,
   create: (addition) => new VirtualDriver(readAddition(ADDITIONAL, addition)),
 };

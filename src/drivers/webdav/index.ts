@@ -16,15 +16,9 @@ import {
   type UploadStream,
 } from '../types.js';
 import { CheckedStream } from '../write-file.js';
+import { ADDITIONAL, CONFIG } from './info.js';
 
-const ADDITIONAL: FormItem[] = [
-  item('vendor', 'select', { options: 'sharepoint,other', default: 'other' }),
-  item('address', 'string', { required: true }),
-  item('username', 'string', { required: true }),
-  item('password', 'string', { required: true }),
-  item('root_folder_path', 'string', { default: '/', required: true }),
-  item('tls_insecure_skip_verify', 'bool', { default: 'false' }),
-];
+
 
 let webdavModule: Promise<typeof import('webdav')> | undefined;
 const loadWebdav = () => (webdavModule ??= import('webdav'));
@@ -187,7 +181,7 @@ export class WebDavDriver implements Driver {
 }
 
 export const webdavDriver: DriverFactory = {
-  config: driverConfig({ name: 'WebDav', localSort: true, onlyProxy: true, defaultRoot: '/' }),
+  config: CONFIG,
   additional: ADDITIONAL,
   create: (addition) => new WebDavDriver(readAddition(ADDITIONAL, addition)),
 };

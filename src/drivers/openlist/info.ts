@@ -1,0 +1,14 @@
+// The storage form's fields and the driver's flags, apart from its implementation: the driver
+// registry lists them (admin driver info) without loading the driver (see ../registry.ts).
+import { driverConfig, type FormItem, item } from '../types.js';
+import { ADDITIONAL as ALIST_ITEMS } from '../alist-v3/info.js';
+
+
+export const ADDITIONAL: FormItem[] = [
+  ...ALIST_ITEMS,
+  item('pass_ip_to_upsteam', 'bool', { default: 'true' }),
+  item('pass_ua_to_upsteam', 'bool', { default: 'true' }),
+  item('forward_archive_requests', 'bool', { default: 'true' }),
+];
+
+export const CONFIG = driverConfig({ name: 'OpenList', localSort: true, checkStatus: true, proxyRangeOption: true, defaultRoot: '/' });
