@@ -59,7 +59,7 @@ describe('server bundle split', () => {
       expect([...atStart].filter((f) => f.startsWith(`src/protocols/${front}/`)), front).toEqual([]);
       expect(everywhere, front).toContain(`src/protocols/${front}/server.ts`);
     }
-    for (const pkg of ['fast-xml-parser', 'ssh2', '@aws-sdk/client-s3', 'basic-ftp', 'webdav', 'bullmq', 'ioredis', 'sharp', 'ldapts', 'yazl']) {
+    for (const pkg of ['fast-xml-parser', 'ssh2', '@aws-sdk/client-s3', 'basic-ftp', 'webdav', 'bullmq', 'ioredis', 'sharp', 'ldapts', 'yazl', '@zip.js/zip.js', 'tar-stream', 'node-unrar-js', 'libsodium-wrappers', '@azure/storage-blob', 'node-smb2']) {
       expect(externalsAtStart, pkg).not.toContain(pkg);
     }
   });
