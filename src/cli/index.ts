@@ -7,7 +7,7 @@ import { backupCommands } from './backup.js';
 import { dataDir, UsageError, withCore } from './common.js';
 import { indexCommands } from './index-build.js';
 import { migrateCommand } from './migrate.js';
-import { runServer } from './server.js';
+import { releaseYoungGeneration, runServer } from './server.js';
 import { storageCommands } from './storages.js';
 import { userCommands } from './users.js';
 
@@ -31,7 +31,10 @@ export function buildCli(): Command {
     // which exits 2 for every kind of bad input; subcommands inherit this.
     .exitOverride()
     .version(VERSION.atrium, '-v, --version-flag')
-    .addOption(new Option('--data <dir>', 'data folder').default('./data'));
+    .addOption(new Option('--data <dir>', 'data folder').default('./data'))
+    .hook('preAction', (_program, action) => {
+      if (action.name() !== 'server') releaseYoungGeneration();
+    });
 
   program
     .command('server')
