@@ -312,7 +312,7 @@ export class Archives {
     await mkdir(this.stagingDir, { recursive: true });
     const temp = path.join(this.stagingDir, `${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 10)}`);
     const payload: DecompressPayload = { src, dstDir: target, inner: opts.inner, password: opts.password, putIntoNewDir: opts.putIntoNewDir, overwrite: opts.overwrite, temp };
-    return this.tasks.submit({
+    return this.tasks.submitStored({
       kind: 'decompress',
       name: `decompress [${src}](${opts.inner}) to [${target}]`,
       creator,

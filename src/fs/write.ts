@@ -201,6 +201,7 @@ export class FsWriter {
     }
     this.changed(srcDir);
     this.changed(dstDir);
+    await Promise.all(tasks.map((t) => t.stored));
     return tasks;
   }
 
@@ -223,6 +224,7 @@ export class FsWriter {
       }
     }
     this.changed(dstDir);
+    await Promise.all(tasks.map((t) => t.stored));
     return tasks;
   }
 
@@ -477,7 +479,7 @@ export class FsWriter {
   async putAsTask(virtualPath: string, spooled: Omit<SpooledUpload, 'target' | 'overwrite'>, opts: PutOptions): Promise<Task> {
     const { r, actualDir } = await this.putTarget(virtualPath, spooled.name, opts.overwrite);
     const payload: SpooledUpload = { ...spooled, target: virtualPath, overwrite: opts.overwrite };
-    return this.tasks.submit({
+    return this.tasks.submitStored({
       kind: 'upload',
       name: `upload ${spooled.name} to [${r.storage.row.mount_path}](${actualDir})`,
       creator: opts.creator,

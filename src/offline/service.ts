@@ -152,7 +152,7 @@ export class OfflineDownloads {
     const extraSchemes = req.tool === SIMPLE_HTTP ? [] : TORRENT_SCHEMES;
     for (const url of urls) await resolveTarget(url, { allowPrivate: this.allowPrivate, extraSchemes });
     if (req.tool !== SIMPLE_HTTP) await this.initTool(req.tool);
-    return urls.map((url) => {
+    return Promise.all(urls.map((url) => {
       const payload: DownloadPayload = {
         url,
         tool: req.tool,
@@ -161,14 +161,14 @@ export class OfflineDownloads {
         deletePolicy: policy,
         creator: req.creator,
       };
-      return this.tasks.submit({
+      return this.tasks.submitStored({
         kind: 'offline_download',
         name: `download ${url} to (${dstDir})`,
         creator: req.creator,
         payload,
         run: (ctx) => this.download(payload, ctx),
       });
-    });
+    }));
   }
 
   private async checkDestination(dstDir: string): Promise<void> {

@@ -86,6 +86,8 @@ export class Task {
   retryTimer: NodeJS.Timeout | undefined;
   /** Resolves when the task reaches a done state (a new promise after each retry). */
   done!: Promise<void>;
+  /** Shared (queued) kinds: resolves once the new task's row is written, from when on every process lists it. */
+  stored: Promise<void> = Promise.resolve();
   settle!: () => void;
 
   constructor(
@@ -269,19 +271,29 @@ export class TaskManager {
   submit(spec: TaskSpec): Task {
     const t = new Task(newId(), spec.kind, spec.name, spec.creator?.id ?? 0, spec.creator?.username ?? '', spec.creator?.role ?? -1, spec.payload ?? null, spec.run, spec.status);
     this.tasks.set(t.id, t);
+    const stored = this.persist(t, true);
     if (this.isShared(t.kind)) {
+      // Other processes list tasks from the database: the row must exist before an answer names it.
+      t.stored = stored;
       void this.handOver(t);
       return t;
     }
-    void this.persist(t, true);
+    // One process lists its own memory: nothing to wait for (and the answer shows the task queued).
     // Started on the next turn, so the caller answers with the task as queued (state 0).
     setImmediate(() => this.pump(spec.kind));
     return t;
   }
 
+  /** `submit`, answering once the task's row is written: an API answer naming the task is then true on every process. */
+  async submitStored(spec: TaskSpec): Promise<Task> {
+    const t = this.submit(spec);
+    await t.stored;
+    return t;
+  }
+
   /** Writes a new task to the database and queues it; with the queue unreachable it runs here. */
   private async handOver(t: Task): Promise<void> {
-    await this.persist(t, true);
+    await t.stored;
     if (this.tasks.get(t.id) !== t) return;
     // Out of this process's list before the job exists: this process's own worker may take it
     // before `enqueue` returns, and must find it free to run.
