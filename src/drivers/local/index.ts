@@ -436,6 +436,7 @@ export class LocalDriver implements Driver {
       file: {
         size: st.size,
         modified: st.mtime,
+        path: real,
         open: async (start, end) => createReadStream(real, { start, end, highWaterMark: READ_CHUNK }),
       },
     };
