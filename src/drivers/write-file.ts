@@ -83,28 +83,36 @@ export async function writeUploadTo(file: string, up: UploadStream): Promise<num
   // still sees the error: a destroyed stream ends its iteration with it).
   stream.on('error', ignore);
   let fh: FileHandle | undefined;
+  // One write in flight while the next batch is gathered, as a write stream would.
+  let writing: Promise<void> | undefined;
   try {
-    fh = await open(file, 'wx');
+    const out = (fh = await open(file, 'wx'));
     let batch: Buffer[] = [];
     let batched = 0;
+    const flush = async () => {
+      await writing;
+      writing = writeAll(out, batch, batched);
+      // Its failure is seen at the next await of `writing`, not as an unhandled rejection meanwhile.
+      writing.catch(() => {});
+      batch = [];
+      batched = 0;
+    };
     for await (const chunk of stream as AsyncIterable<Buffer>) {
       const err = check.add(chunk);
       if (err) throw err;
       bodyBytesReceived(chunk.length);
       batch.push(chunk);
       batched += chunk.length;
-      if (batched >= WRITE_BUFFER) {
-        await writeAll(fh, batch, batched);
-        batch = [];
-        batched = 0;
-      }
+      if (batched >= WRITE_BUFFER) await flush();
     }
     const err = check.finish();
     if (err) throw err;
-    if (batched > 0) await writeAll(fh, batch, batched);
+    if (batched > 0) await flush();
+    await writing;
     return check.bytes;
   } catch (err) {
     stream.destroy();
+    await writing?.catch(() => {});
     throw signal?.aborted ? abortError(signal) : err;
   } finally {
     signal?.removeEventListener('abort', abort);

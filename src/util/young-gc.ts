@@ -9,7 +9,7 @@ import v8 from 'node:v8';
 import vm from 'node:vm';
 
 /** Body bytes received between two young collections. */
-const EVERY = 8 * 1024 * 1024;
+export const YOUNG_GC_EVERY = 4 * 1024 * 1024;
 
 type Collect = (options: { type: 'minor' }) => void;
 let collect: Collect | null | undefined;
@@ -36,10 +36,10 @@ function collector(): Collect | null {
   return collect;
 }
 
-/** Counts `bytes` of a request body received; after every EVERY bytes (all requests together), collects young garbage. */
+/** Counts `bytes` of a request body received; after every YOUNG_GC_EVERY bytes (all requests together), collects young garbage. */
 export function bodyBytesReceived(bytes: number): void {
   received += bytes;
-  if (received < EVERY) return;
+  if (received < YOUNG_GC_EVERY) return;
   received = 0;
   collector()?.({ type: 'minor' });
 }

@@ -7,7 +7,7 @@ import { PassThrough, Readable } from 'node:stream';
 import { afterAll, describe, expect, it } from 'vitest';
 import { writeUploadTo } from '../../src/drivers/write-file.js';
 import { UploadIntegrityError } from '../../src/drivers/types.js';
-import { bodyBytesReceived } from '../../src/util/young-gc.js';
+import { bodyBytesReceived, YOUNG_GC_EVERY } from '../../src/util/young-gc.js';
 
 const dir = mkdtempSync(path.join(os.tmpdir(), 'atrium-write-file-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -78,12 +78,12 @@ describe('young collections during uploads', () => {
     const deadChunks = () => {
       for (let i = 0; i < 150; i++) Buffer.alloc(65536, i);
     };
-    bodyBytesReceived(8 * 1024 * 1024); // whatever the earlier tests counted, start from a collection
+    bodyBytesReceived(YOUNG_GC_EVERY); // whatever the earlier tests counted, start from a collection
     await tick();
     deadChunks(); // about 9.8 MB of chunks that nothing references any more
     await tick();
     const before = process.memoryUsage().arrayBuffers;
-    bodyBytesReceived(8 * 1024 * 1024 - 1);
+    bodyBytesReceived(YOUNG_GC_EVERY - 1);
     await tick();
     expect(process.memoryUsage().arrayBuffers).toBeGreaterThan(before - 1e6); // below the threshold: kept
     bodyBytesReceived(1);
