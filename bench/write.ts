@@ -350,6 +350,9 @@ async function uploadBenchmarks(
     const rssPeak: Partial<Record<WriterName, number>> = {};
     let rssBefore: number | undefined;
     const rssSamples: Partial<Record<WriterName, number[]>> = {};
+    // How much one upload itself adds (its peak over the RSS when it started), worst repetition:
+    // the peak above also holds what an earlier upload of another kind left behind.
+    const rssGrowth: Partial<Record<WriterName, number>> = {};
 
     /** One write: timed, CPU of the server, bytes checked on disk, then removed + sync. */
     const once = async (w: Writer, tag: string): Promise<RunFigures> => {
@@ -371,6 +374,7 @@ async function uploadBenchmarks(
       } finally {
         if (sampler) {
           const s = await sampler.stop();
+          if (s.samples.length) rssGrowth[w.name] = Math.max(rssGrowth[w.name] ?? 0, s.peak - s.samples[0]!);
           if (rssPeak[w.name] === undefined || s.peak > rssPeak[w.name]!) {
             rssPeak[w.name] = s.peak;
             rssSamples[w.name] = s.samples;
@@ -539,6 +543,8 @@ async function uploadBenchmarks(
         error: peak === undefined ? `${name}: ${failures[name] ?? writer(name).error ?? 'not run'}` : undefined,
       };
       result.summary.push(rssRow);
+      const growth = rssGrowth[name];
+      if (growth !== undefined) result.summary.push({ benchmark: `atrium RSS growth during one upload by ${how} (peak − RSS at its start, worst rep)`, atrium: growth / 1e6, unit: 'MB' });
     }
     if (env.idleRss !== undefined) result.summary.push({ benchmark: 'atrium RSS idle (fresh process, logged in)', atrium: env.idleRss / 1e6, unit: 'MB' });
     if (rssBefore !== undefined) result.summary.push({ benchmark: 'atrium RSS before the first upload', atrium: rssBefore / 1e6, unit: 'MB' });

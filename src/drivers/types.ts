@@ -24,6 +24,8 @@ export interface FileHandle {
   size: number;
   modified: Date;
   open(start: number, end: number): Promise<Readable>;
+  /** The same bytes as a local file (the Local driver): read directly when nothing needs to pass through `open`. */
+  path?: string;
 }
 
 /** How to fetch a file: a URL (possibly redirected to) and/or a local reader (always proxied). */

@@ -3,7 +3,8 @@
 // ranges including multipart/byteranges (§14), streamed with back-pressure.
 
 import { randomBytes } from 'node:crypto';
-import type { OutgoingHttpHeaders } from 'node:http';
+import { close, open as openFile, read } from 'node:fs';
+import type { OutgoingHttpHeaders, ServerResponse } from 'node:http';
 import { pipeline, Readable } from 'node:stream';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { mimeTypes } from '../util/mime.js';
@@ -23,6 +24,12 @@ export interface FileSource {
    * bytes: extra bytes are cut off, a stream that ends early aborts the response.
    */
   open(start: number, end: number): Promise<NodeJS.ReadableStream> | NodeJS.ReadableStream;
+  /**
+   * A local file holding the same bytes: when given, they are read from it straight into
+   * buffers reused across responses (see LocalPump) and `open` is not used. Leave it out when
+   * the bytes must pass through `open` (a speed limit, a decoder).
+   */
+  localPath?: string;
 }
 
 export interface SendOptions {
@@ -100,6 +107,16 @@ export async function sendFile(req: FastifyRequest, reply: FastifyReply, src: Fi
   if (req.method === 'HEAD' || !firstRange) return respond(reply, status, headers);
 
   const res = reply.raw;
+  if (src.localPath !== undefined) {
+    // Opened before anything is written, so that a missing file is an error response.
+    const fd = await openFd(src.localPath);
+    reply.hijack();
+    res.writeHead(status, { ...definedHeaders(reply), ...headers });
+    new LocalPump(fd, segments, res, (err) => {
+      if (err) req.log.warn({ err, file: src.name }, 'file transfer failed');
+    }).start();
+    return reply;
+  }
   const streams = new OpenStreams();
   res.once('close', () => streams.closeAll());
   // Open the first range before writing anything, so that a source that cannot be read
@@ -378,6 +395,114 @@ function toBuffer(chunk: unknown): Buffer {
   if (Buffer.isBuffer(chunk)) return chunk;
   if (chunk instanceof Uint8Array) return Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
   return Buffer.from(String(chunk));
+}
+
+// ---- local files ----
+
+const openFd = (file: string) =>
+  new Promise<number>((resolve, reject) => openFile(file, 'r', (err, fd) => (err ? reject(err) : resolve(fd))));
+
+/**
+ * Bytes per read of a local file. Each response has at most PUMP_DEPTH of them in flight (one
+ * being read, the others being written to the socket), so 16 downloads hold about 12 MiB.
+ */
+const PUMP_CHUNK = 256 * 1024;
+const PUMP_DEPTH = 3;
+/** Free read buffers kept between responses (at most 16 MiB). */
+const spareBuffers: Buffer[] = [];
+const SPARE_MAX = 64;
+
+/**
+ * Sends the segments of a local file: fs.read into a buffer, written to the socket, the buffer
+ * reused once the socket is done with it (the write's callback). No stream, promise or new
+ * buffer per chunk: a download costs the two copies (file to buffer, buffer to socket) and
+ * little else, where a read stream allocated a fresh buffer per chunk and the GC freed it.
+ */
+class LocalPump {
+  private next = 0;
+  private position = 0;
+  private left = 0;
+  private inFlight = 0;
+  private reading = false;
+  private ended = false;
+  private fdClosed = false;
+
+  constructor(
+    private readonly fd: number,
+    private readonly segments: Array<Buffer | ByteRange>,
+    private readonly res: ServerResponse,
+    private readonly done: (err?: Error) => void,
+  ) {}
+
+  start(): void {
+    this.res.once('close', () => this.stop(null));
+    this.pump();
+  }
+
+  private pump(): void {
+    while (!this.ended && !this.reading && this.inFlight < PUMP_DEPTH) {
+      while (this.left === 0 && this.next < this.segments.length) {
+        const seg = this.segments[this.next++]!;
+        if (Buffer.isBuffer(seg)) this.res.write(seg);
+        else {
+          this.position = seg.start;
+          this.left = rangeLength(seg);
+        }
+      }
+      if (this.left === 0) {
+        this.ended = true;
+        this.closeFd();
+        this.res.end();
+        return;
+      }
+      this.reading = true;
+      const buf = spareBuffers.pop() ?? Buffer.allocUnsafeSlow(PUMP_CHUNK);
+      read(this.fd, buf, 0, Math.min(PUMP_CHUNK, this.left), this.position, (err, n) => this.onRead(buf, err, n));
+    }
+  }
+
+  private onRead(buf: Buffer, err: Error | null, n: number): void {
+    this.reading = false;
+    if (this.ended) {
+      spare(buf);
+      this.closeFd();
+      return;
+    }
+    if (err || n === 0) {
+      spare(buf);
+      this.stop(err ?? new Error(`file source ended ${this.left} bytes early`));
+      return;
+    }
+    this.position += n;
+    this.left -= n;
+    this.inFlight++;
+    this.res.write(n === buf.length ? buf : buf.subarray(0, n), (writeErr) => {
+      this.inFlight--;
+      // After a failed write the socket may still hold the buffer: leave it to the GC.
+      if (!writeErr) spare(buf);
+      this.pump();
+    });
+    this.pump();
+  }
+
+  /** Ends the transfer early: `null` when the client went away, an error when reading failed. */
+  private stop(err: Error | null | undefined): void {
+    if (this.ended) return;
+    this.ended = true;
+    if (!this.reading) this.closeFd();
+    if (err) this.res.destroy(err);
+    this.done(err ?? undefined);
+  }
+
+  private closeFd(): void {
+    if (this.fdClosed) return;
+    this.fdClosed = true;
+    close(this.fd, () => {});
+  }
+}
+
+function spare(buf: Buffer): void {
+  if (spareBuffers.length < SPARE_MAX) spareBuffers.push(buf);
 }
 
 // ---- representation headers ----

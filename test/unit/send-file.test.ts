@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { once } from 'node:events';
-import { createReadStream, mkdtempSync, rmSync, statSync, truncateSync, utimesSync, writeFileSync } from 'node:fs';
+import { createReadStream, mkdtempSync, readdirSync, readlinkSync, rmSync, statSync, truncateSync, utimesSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import net, { type AddressInfo } from 'node:net';
 import os from 'node:os';
@@ -27,6 +27,8 @@ let dir: string;
 let app: FastifyInstance;
 let base: string;
 let data: Buffer;
+/** Several read buffers long, so that reused buffers carry different bytes in turn. */
+let large: Buffer;
 let opened: Opened[] = [];
 let stalled: Readable | undefined;
 
@@ -127,9 +129,11 @@ beforeAll(async () => {
   writeFileSync(path.join(dir, UTF8_NAME), data.subarray(0, 1000));
   writeFileSync(path.join(dir, 'notes.txt'), 'hello\n');
   writeFileSync(path.join(dir, 'empty.bin'), '');
+  large = randomBytes(3 * 1024 * 1024 + 12345);
+  writeFileSync(path.join(dir, 'large.bin'), large);
   writeFileSync(path.join(dir, 'big.bin'), '');
   truncateSync(path.join(dir, 'big.bin'), BIG); // sparse
-  for (const f of ['data.bin', UTF8_NAME, 'notes.txt', 'empty.bin', 'big.bin']) utimesSync(path.join(dir, f), MTIME, MTIME);
+  for (const f of ['data.bin', UTF8_NAME, 'notes.txt', 'empty.bin', 'big.bin', 'large.bin']) utimesSync(path.join(dir, f), MTIME, MTIME);
 
   app = Fastify();
   app.addHook('onRequest', async (_req, reply) => {
@@ -144,6 +148,21 @@ beforeAll(async () => {
     });
     return sendFile(req, reply, src, { disposition: q.inline ? 'inline' : undefined, cacheControl: q.cache });
   });
+  // The same files read directly (localPath): `open` must not be used.
+  app.get('/local/:name', async (req, reply) => {
+    const { name } = req.params as { name: string };
+    const src = fileSource(name, { localPath: path.join(dir, name) });
+    return sendFile(req, reply, { ...src, open: () => Promise.reject(new Error('open used for a local file')) });
+  });
+  app.get('/local-short/:name', async (req, reply) => {
+    // Declares more bytes than the file holds (the file shrank after its stat).
+    const { name } = req.params as { name: string };
+    const src = fileSource(name, { localPath: path.join(dir, name) });
+    return sendFile(req, reply, { ...src, size: src.size + 5000 });
+  });
+  app.get('/local-missing', (req, reply) =>
+    sendFile(req, reply, { ...fakeSource(10, () => Readable.from([])), localPath: path.join(dir, 'does-not-exist') }),
+  );
   app.get('/broken/error', (req, reply) => {
     // 100 bytes, then the source fails after the headers went out.
     const src = fakeSource(1000, () => {
@@ -473,5 +492,101 @@ describe('sendFile: failures and aborts', () => {
       expect(res.headers.get('etag')).toBeNull();
       expect(res.headers.get('x-preset')).toBe('kept');
     }
+  });
+});
+
+/** Open descriptors of this process on `file`. */
+function descriptorsOn(file: string): number {
+  let n = 0;
+  for (const fd of readdirSync('/proc/self/fd')) {
+    try {
+      if (readlinkSync(`/proc/self/fd/${fd}`) === file) n++;
+    } catch {
+      // closed meanwhile
+    }
+  }
+  return n;
+}
+
+describe('sendFile: local files read directly (localPath)', () => {
+  it('sends whole files, HEAD and an empty file with the same answers as the stream path', async () => {
+    for (const name of ['data.bin', 'large.bin', 'empty.bin']) {
+      const [direct, streamed] = await Promise.all([get(`/local/${name}`), get(`/file/${name}`)]);
+      expect(direct.status, name).toBe(200);
+      expect(direct.body.equals(streamed.body), name).toBe(true);
+      for (const h of ['content-length', 'content-type', 'etag', 'last-modified', 'accept-ranges', 'content-disposition']) {
+        expect(direct.headers.get(h), `${name} ${h}`).toBe(streamed.headers.get(h));
+      }
+    }
+    expect((await get('/local/large.bin')).body.equals(large)).toBe(true);
+    const head = await get('/local/large.bin', {}, 'HEAD');
+    expect(head.status).toBe(200);
+    expect(head.headers.get('content-length')).toBe(String(large.length));
+    expect(head.body.length).toBe(0);
+  });
+
+  it('sends single, suffix and multipart ranges, and answers preconditions', async () => {
+    const one = await get('/local/large.bin', { range: 'bytes=1000000-2500000' });
+    expect(one.status).toBe(206);
+    expect(one.headers.get('content-range')).toBe(`bytes 1000000-2500000/${large.length}`);
+    expect(one.body.equals(large.subarray(1000000, 2500001))).toBe(true);
+
+    const suffix = await get('/local/large.bin', { range: 'bytes=-70000' });
+    expect(suffix.body.equals(large.subarray(large.length - 70000))).toBe(true);
+
+    const multi = await get('/local/large.bin', { range: 'bytes=0-9,300000-1400000,-5' });
+    expect(multi.status).toBe(206);
+    const boundary = /boundary=(\w+)/.exec(multi.headers.get('content-type')!)![1]!;
+    const parts = parseMultipart(multi.body, boundary);
+    expect(parts.map((p) => p.headers['content-range'])).toEqual([
+      `bytes 0-9/${large.length}`,
+      `bytes 300000-1400000/${large.length}`,
+      `bytes ${large.length - 5}-${large.length - 1}/${large.length}`,
+    ]);
+    expect(parts[0]!.data.equals(large.subarray(0, 10))).toBe(true);
+    expect(parts[1]!.data.equals(large.subarray(300000, 1400001))).toBe(true);
+    expect(parts[2]!.data.equals(large.subarray(large.length - 5))).toBe(true);
+    expect(Number(multi.headers.get('content-length'))).toBe(multi.body.length);
+
+    const etag = (await get('/local/data.bin', {}, 'HEAD')).headers.get('etag')!;
+    expect((await get('/local/data.bin', { 'if-none-match': etag })).status).toBe(304);
+    expect((await get('/local/data.bin', { 'if-match': '"other"' })).status).toBe(412);
+  });
+
+  it('serves many downloads at once from the shared buffers, each with its own bytes', async () => {
+    const ranges = Array.from({ length: 12 }, (_, i) => [i * 200_000, i * 200_000 + 1_500_000] as const);
+    const answers = await Promise.all([
+      ...ranges.map(([a, b]) => get('/local/large.bin', { range: `bytes=${a}-${b}` })),
+      get('/local/large.bin'),
+      get('/local/data.bin'),
+    ]);
+    ranges.forEach(([a, b], i) => expect(answers[i]!.body.equals(large.subarray(a, b + 1)), `range ${i}`).toBe(true));
+    expect(answers[12]!.body.equals(large)).toBe(true);
+    expect(answers[13]!.body.equals(data)).toBe(true);
+  });
+
+  it('closes the file when the client aborts, having read only what it sent', async () => {
+    const big = path.join(dir, 'big.bin');
+    const received = await abortAfter('/local/big.bin', 1024 * 1024);
+    expect(received).toBeGreaterThanOrEqual(1024 * 1024);
+    const deadline = Date.now() + 5000;
+    while (descriptorsOn(big) > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+    expect(descriptorsOn(big)).toBe(0);
+  });
+
+  it('cuts the connection when the file is shorter than declared, and keeps serving', async () => {
+    const res = await fetch(`${base}/local-short/data.bin`);
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-length')).toBe(String(data.length + 5000));
+    await expect(res.arrayBuffer()).rejects.toThrow();
+    expect(descriptorsOn(path.join(dir, 'data.bin'))).toBe(0);
+    expect((await get('/local/notes.txt')).body.toString()).toBe('hello\n');
+  });
+
+  it('leaves the reply to the error handler when the file cannot be opened', async () => {
+    const res = await get('/local-missing');
+    expect(res.status).toBe(500);
+    expect(res.headers.get('content-type')).toMatch(/^application\/json/);
+    expect(res.headers.get('etag')).toBeNull();
   });
 });

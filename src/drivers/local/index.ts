@@ -37,7 +37,9 @@ const ADDITIONAL: FormItem[] = [
 ];
 
 /** Read size of file streams: 512 KiB chunks cut per-chunk overhead of large downloads (64 KiB,
- * the default, halved throughput) while 16 parallel downloads stay under 200 MB of RSS. */
+ * the default, halved throughput) while 16 parallel downloads stay under 200 MB of RSS. Used
+ * where the bytes pass a speed limit; otherwise /d, /p and WebDAV read `path` directly
+ * (server/send-file.ts, LocalPump). */
 const READ_CHUNK = 512 * 1024;
 
 /** How many stat calls a listing keeps in flight. */
@@ -436,6 +438,7 @@ export class LocalDriver implements Driver {
       file: {
         size: st.size,
         modified: st.mtime,
+        path: real,
         open: async (start, end) => createReadStream(real, { start, end, highWaterMark: READ_CHUNK }),
       },
     };

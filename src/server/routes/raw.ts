@@ -97,8 +97,10 @@ export async function proxy(core: Core, req: FastifyRequest, reply: FastifyReply
       modified: file.modified,
       etag: etag ?? (strongest ? `"${strongest}"` : undefined),
       contentType: link.contentType,
-      // Bytes read from the storage and sent to the client pass both limits.
+      // Bytes read from the storage and sent to the client pass both limits; with neither
+      // set, a local file is read directly.
       open: async (start, end) => throttled(await file.open(start, end), core.speed.serverDownload, core.speed.clientDownload),
+      localPath: core.speed.serverDownload.limited || core.speed.clientDownload.limited ? undefined : file.path,
     });
   }
   if (!link.url) throw new ServerError(`storage ${storage.row.mount_path} gave no way to read ${name}`);
