@@ -111,7 +111,9 @@ export async function writeUploadTo(file: string, up: UploadStream): Promise<num
     await writing;
     return check.bytes;
   } catch (err) {
-    stream.destroy();
+    // A body still arriving is cut; one that ended (shorter than declared, a hash mismatch) is
+    // left alone: destroying a request that ended closes its socket, and with it the answer.
+    if (!stream.readableEnded) stream.destroy();
     await writing?.catch(() => {});
     throw signal?.aborted ? abortError(signal) : err;
   } finally {
