@@ -42,8 +42,9 @@ describe.runIf(requireChromium('the passkey browser test'))('passkeys in the web
     const card = w.page.locator('[data-testid=passkeys]');
     await card.locator('[data-testid=passkey-add]').click();
     const rows = card.locator('tbody tr');
-    await expect.poll(() => rows.count()).toBe(1);
-    expect(await rows.first().locator('td').first().textContent()).toBe('Passkey 1');
+    // an empty table shows one placeholder row ("—"): wait for the passkey's own row
+    await expect.poll(() => rows.first().locator('td').first().textContent()).toBe('Passkey 1');
+    expect(await rows.count()).toBe(1);
     // the authenticator holds a discoverable credential for localhost, the server its public key
     const held = await credentials();
     expect(held).toHaveLength(1);
