@@ -4,9 +4,6 @@ import {
   type Driver,
   type DriverContext,
   type DriverFactory,
-  driverConfig,
-  type FormItem,
-  item,
   type Link,
   type LinkArgs,
   type Obj,
@@ -16,8 +13,6 @@ import {
 } from '../types.js';
 import type { VirtualFs } from '../vfs.js';
 import { ADDITIONAL, CONFIG } from './info.js';
-
-
 
 /**
  * `paths` as the original reads it: one entry per line, `/some/path` (named by its base name)

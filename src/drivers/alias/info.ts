@@ -2,7 +2,6 @@
 // registry lists them (admin driver info) without loading the driver (see ../registry.ts).
 import { driverConfig, type FormItem, item } from '../types.js';
 
-
 export const ADDITIONAL: FormItem[] = [
   item('paths', 'text', { required: true }),
   item('protect_same_name', 'bool', { default: 'true', required: false, help: 'Protects same-name files from Delete or Rename' }),

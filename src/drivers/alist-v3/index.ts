@@ -9,9 +9,6 @@ import {
   type Driver,
   type DriverContext,
   type DriverFactory,
-  driverConfig,
-  type FormItem,
-  item,
   type Link,
   type LinkArgs,
   type Obj,
@@ -23,8 +20,6 @@ import { CheckedStream, writeUploadTo } from '../write-file.js';
 import { callJson, type Envelope, INIT_TIMEOUT_MS, PeerError, peerBase, peerPath, putStream } from './client.js';
 import { ADDITIONAL, CONFIG } from './info.js';
 export { ADDITIONAL } from './info.js';
-
-
 
 /** An entry of the peer's /api/fs/list or /api/fs/get. */
 export interface PeerObj {

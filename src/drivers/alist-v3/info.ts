@@ -2,7 +2,6 @@
 // registry lists them (admin driver info) without loading the driver (see ../registry.ts).
 import { driverConfig, type FormItem, item } from '../types.js';
 
-
 export const ADDITIONAL: FormItem[] = [
   item('root_folder_path', 'string', { default: '/', required: true }),
   item('url', 'string', { required: true }),

@@ -4,9 +4,6 @@ import {
   type Driver,
   type DriverContext,
   type DriverFactory,
-  driverConfig,
-  type FormItem,
-  item,
   type Link,
   type Obj,
   ObjectNotFound,
@@ -17,9 +14,6 @@ import { goTimeParser } from './go-time.js';
 import { type IndexEntry, parseHtmlIndex, parseNginxJson, type XPaths } from './index-page.js';
 import { compileNodesXPath, compileStringXPath } from './xpath-html.js';
 import { ADDITIONAL, CONFIG } from './info.js';
-
-// OpenList's items, in its order (drivers/autoindex/meta.go).
-
 
 /** The XPaths describe HTML pages only: a JSON index (nginx's json format) needs none of them. */
 const READ_ITEMS = ADDITIONAL.map((i) => (i.name.endsWith('_xpath') ? { ...i, required: false } : i));

@@ -2,7 +2,7 @@
 // registry lists them (admin driver info) without loading the driver (see ../registry.ts).
 import { driverConfig, type FormItem, item } from '../types.js';
 
-
+// OpenList's items, in its order (drivers/autoindex/meta.go).
 export const ADDITIONAL: FormItem[] = [
   item('url', 'string', { required: true }),
   item('item_xpath', 'string', { required: true }),

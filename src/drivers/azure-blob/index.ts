@@ -8,9 +8,6 @@ import { checkSegment, peerPath, PermissionDenied, rootOf } from '../peer.js';
 import {
   type Driver,
   type DriverFactory,
-  driverConfig,
-  type FormItem,
-  item,
   type Link,
   ObjectNotFound,
   type Obj,
@@ -21,9 +18,6 @@ import { CheckedStream } from '../write-file.js';
 import { ADDITIONAL, CONFIG } from './info.js';
 
 const loadAzure = lazyRequire<typeof import('@azure/storage-blob')>('@azure/storage-blob');
-
-// OpenList's items, in its order (drivers/azure_blob/meta.go; root_folder_path from driver.RootPath).
-
 
 /** Blob kept in an otherwise empty "folder" so that it exists; never listed. */
 const PLACEHOLDER = '.placeholder';

@@ -2,7 +2,7 @@
 // registry lists them (admin driver info) without loading the driver (see ../registry.ts).
 import { driverConfig, type FormItem, item } from '../types.js';
 
-
+// OpenList's items, in its order (drivers/azure_blob/meta.go; root_folder_path from driver.RootPath).
 export const ADDITIONAL: FormItem[] = [
   item('root_folder_path', 'string', { default: '/', required: true }),
   item('endpoint', 'string', {

@@ -8,10 +8,7 @@ import {
   type Driver,
   type DriverContext,
   type DriverFactory,
-  driverConfig,
   type FileHandle,
-  type FormItem,
-  item,
   type Link,
   type LinkArgs,
   type Obj,
@@ -23,9 +20,6 @@ import type { VirtualFs } from '../vfs.js';
 import { CheckedStream } from '../write-file.js';
 import { PartCutter } from './parts.js';
 import { ADDITIONAL, CONFIG } from './info.js';
-
-// OpenList's items, in its order (drivers/chunk/meta.go).
-
 
 const THUMB_FOLDER = '.thumbnails';
 const HASH_PREFIX = 'hash_';

@@ -2,7 +2,7 @@
 // registry lists them (admin driver info) without loading the driver (see ../registry.ts).
 import { driverConfig, type FormItem, item } from '../types.js';
 
-
+// OpenList's items, in its order (drivers/chunk/meta.go).
 export const ADDITIONAL: FormItem[] = [
   item('remote_path', 'string', { required: true }),
   item('part_size', 'number', { required: true, help: 'bytes' }),

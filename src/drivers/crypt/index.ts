@@ -5,10 +5,7 @@ import {
   type Driver,
   type DriverContext,
   type DriverFactory,
-  driverConfig,
   type FileHandle,
-  type FormItem,
-  item,
   type Link,
   type LinkArgs,
   type Obj,
@@ -22,8 +19,6 @@ import { BLOCK_DATA, type CryptKeys, decryptBlocks, decryptedSize, deriveKeys, E
 import { type NameEncoding, NameCipher, type NameMode } from './names.js';
 import { OBFUSCATED_PREFIX, obscure, reveal } from './obscure.js';
 import { ADDITIONAL, CONFIG } from './info.js';
-
-
 
 const THUMB_FOLDER = '.thumbnails';
 

@@ -2,7 +2,6 @@
 // registry lists them (admin driver info) without loading the driver (see ../registry.ts).
 import { driverConfig, type FormItem, item } from '../types.js';
 
-
 export const ADDITIONAL: FormItem[] = [
   item('filename_encryption', 'select', { options: 'off,standard,obfuscate', default: 'off', required: true }),
   item('directory_name_encryption', 'select', { options: 'false,true', default: 'false', required: true }),

@@ -7,9 +7,6 @@ import { checkSegment, isUploadTemp, ObjectExists, peerPath, PermissionDenied, r
 import {
   type Driver,
   type DriverFactory,
-  driverConfig,
-  type FormItem,
-  item,
   type Link,
   ObjectNotFound,
   type Obj,
@@ -21,8 +18,6 @@ import { FtpPool } from './pool.js';
 import { ADDITIONAL, CONFIG } from './info.js';
 
 const loadFtp = lazyRequire<typeof import('basic-ftp')>('basic-ftp');
-
-
 
 /** Encodings of the control connection Node can speak (GBK and the like would need a converter). */
 const ENCODINGS = new Set(['', 'utf8', 'utf-8', 'latin1', 'binary', 'ascii']);

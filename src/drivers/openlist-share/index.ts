@@ -9,18 +9,11 @@ import {
   type Driver,
   type DriverArchiveMeta,
   type DriverFactory,
-  driverConfig,
-  type FormItem,
-  item,
   type Link,
   type Obj,
   readAddition,
 } from '../types.js';
 import { ADDITIONAL, CONFIG } from './info.js';
-
-// OpenList's items, in its order (drivers/openlist_share/meta.go): the root inside the share, the
-// server's address, the share id and its code, and whether archives are read by the server.
-
 
 /** A share id is one path segment of `/@s/<sid>` and `/sd/<sid>`. */
 const SID = /^[^/\\\s?#]{1,128}$/;

@@ -2,7 +2,8 @@
 // registry lists them (admin driver info) without loading the driver (see ../registry.ts).
 import { driverConfig, type FormItem, item } from '../types.js';
 
-
+// OpenList's items, in its order (drivers/openlist_share/meta.go): the root inside the share, the
+// server's address, the share id and its code, and whether archives are read by the server.
 export const ADDITIONAL: FormItem[] = [
   item('root_folder_path', 'string', { default: '/', required: true }),
   item('url', 'string', { required: true }),

@@ -6,17 +6,11 @@ import {
   type ArchiveObj,
   type DriverArchiveMeta,
   type DriverFactory,
-  driverConfig,
-  type FormItem,
-  item,
   type Link,
   type LinkArgs,
   readAddition,
 } from '../types.js';
 import { ADDITIONAL, CONFIG } from './info.js';
-
-// OpenList's items, in its order (drivers/openlist/meta.go): AList V3's plus three switches.
-
 
 const first = (v: string | string[] | undefined): string | undefined => (Array.isArray(v) ? v[0] : v);
 

@@ -3,7 +3,7 @@
 import { driverConfig, type FormItem, item } from '../types.js';
 import { ADDITIONAL as ALIST_ITEMS } from '../alist-v3/info.js';
 
-
+// OpenList's items, in its order (drivers/openlist/meta.go): AList V3's plus three switches.
 export const ADDITIONAL: FormItem[] = [
   ...ALIST_ITEMS,
   item('pass_ip_to_upsteam', 'bool', { default: 'true' }),

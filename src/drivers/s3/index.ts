@@ -7,9 +7,6 @@ import { checkSegment, peerPath, PermissionDenied, rootOf } from '../peer.js';
 import {
   type Driver,
   type DriverFactory,
-  driverConfig,
-  type FormItem,
-  item,
   type Link,
   type MultipartTarget,
   ObjectNotFound,
@@ -23,8 +20,6 @@ import { ADDITIONAL, CONFIG } from './info.js';
 
 const loadS3 = lazyRequire<typeof import('@aws-sdk/client-s3')>('@aws-sdk/client-s3');
 const loadUpload = lazyRequire<typeof import('@aws-sdk/lib-storage')>('@aws-sdk/lib-storage');
-
-
 
 /** Object stored in an otherwise empty "folder" so that it exists (and is never listed). */
 const DEFAULT_PLACEHOLDER = '.placeholder';

@@ -7,9 +7,6 @@ import { checkSegment, isUploadTemp, ObjectExists, peerPath, PermissionDenied, R
 import {
   type Driver,
   type DriverFactory,
-  driverConfig,
-  type FormItem,
-  item,
   type Link,
   ObjectNotFound,
   type Obj,
@@ -21,8 +18,6 @@ import { splitHostPort } from '../host-port.js';
 import { ADDITIONAL, CONFIG } from './info.js';
 
 const loadSsh2 = lazyRequire<typeof import('ssh2')>('ssh2');
-
-
 
 /** SFTP status codes (draft-ietf-secsh-filexfer-02). */
 const NO_SUCH_FILE = 2;

@@ -8,9 +8,6 @@ import { splitHostPort } from '../host-port.js';
 import {
   type Driver,
   type DriverFactory,
-  driverConfig,
-  type FormItem,
-  item,
   type Link,
   ObjectNotFound,
   type Obj,
@@ -84,9 +81,6 @@ function loadSmb(): { default: SmbModule } {
 }
 const loadFile = lazyRequire<{ default: new (tree: SmbTree) => SmbFile }>('node-smb2/dist/client/File');
 const loadDirectory = lazyRequire<{ default: new (tree: SmbTree) => SmbDirectory }>('node-smb2/dist/client/Directory');
-
-// OpenList's items, in its order (drivers/smb/meta.go; root_folder_path from driver.RootPath).
-
 
 // NT status codes (MS-ERREF 2.3).
 const STATUS = {

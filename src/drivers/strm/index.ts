@@ -7,9 +7,6 @@ import {
   type Driver,
   type DriverContext,
   type DriverFactory,
-  driverConfig,
-  type FormItem,
-  item,
   type Link,
   type LinkArgs,
   type Obj,
@@ -19,10 +16,6 @@ import {
 import type { VirtualFs } from '../vfs.js';
 import { saveStrmFiles, type SaveMode } from './save-local.js';
 import { ADDITIONAL, CONFIG, MEDIA_TYPES, PASS_TYPES } from './info.js';
-
-
-// OpenList's items, in its order (drivers/strm/meta.go).
-
 
 const extensions = (text: string): Set<string> =>
   new Set(

@@ -5,6 +5,7 @@ import { driverConfig, type FormItem, item } from '../types.js';
 export const MEDIA_TYPES = 'mp4,mkv,flv,avi,wmv,ts,rmvb,webm,mp3,flac,aac,wav,ogg,m4a,wma,alac';
 export const PASS_TYPES = 'ass,srt,vtt,sub,strm';
 
+// OpenList's items, in its order (drivers/strm/meta.go).
 export const ADDITIONAL: FormItem[] = [
   item('paths', 'text', { required: true }),
   item('siteUrl', 'text', { help: 'The prefix URL of the strm file' }),

@@ -1,9 +1,6 @@
 import {
   type Driver,
   type DriverFactory,
-  driverConfig,
-  type FormItem,
-  item,
   type Link,
   type Obj,
   ObjectNotFound,
@@ -12,8 +9,6 @@ import {
 import type { LinkFetcher } from '../../net/link-fetch.js';
 import { nodeAt, parseUrlTree, type UrlNode } from './tree.js';
 import { ADDITIONAL, CONFIG } from './info.js';
-
-
 
 const HEAD_TIMEOUT_MS = 10_000;
 const HEAD_PARALLEL = 8;

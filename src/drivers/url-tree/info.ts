@@ -2,7 +2,6 @@
 // registry lists them (admin driver info) without loading the driver (see ../registry.ts).
 import { driverConfig, type FormItem, item } from '../types.js';
 
-
 export const ADDITIONAL: FormItem[] = [
   item('url_structure', 'text', { required: true, help: 'structure:FolderName:\n  [FileName:][FileSize:][Modified:]Url' }),
   item('head_size', 'bool', { default: 'false', help: 'Use head method to get file size, but it may be failed.' }),

@@ -4,17 +4,12 @@ import { Readable } from 'node:stream';
 import {
   type Driver,
   type DriverFactory,
-  driverConfig,
-  type FormItem,
-  item,
   type Link,
   type Obj,
   ObjectNotFound,
   readAddition,
 } from '../types.js';
 import { ADDITIONAL, CONFIG } from './info.js';
-
-
 
 const NAME_CHARS = 'abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789';
 const NAME_LENGTH = 10;

@@ -6,9 +6,6 @@ import { checkSegment, isUploadTemp, ObjectExists, peerPath, PermissionDenied, r
 import {
   type Driver,
   type DriverFactory,
-  driverConfig,
-  type FormItem,
-  item,
   type Link,
   ObjectNotFound,
   type Obj,
@@ -17,8 +14,6 @@ import {
 } from '../types.js';
 import { CheckedStream } from '../write-file.js';
 import { ADDITIONAL, CONFIG } from './info.js';
-
-
 
 let webdavModule: Promise<typeof import('webdav')> | undefined;
 const loadWebdav = () => (webdavModule ??= import('webdav'));

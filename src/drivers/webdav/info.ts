@@ -2,7 +2,6 @@
 // registry lists them (admin driver info) without loading the driver (see ../registry.ts).
 import { driverConfig, type FormItem, item } from '../types.js';
 
-
 export const ADDITIONAL: FormItem[] = [
   item('vendor', 'select', { options: 'sharepoint,other', default: 'other' }),
   item('address', 'string', { required: true }),
