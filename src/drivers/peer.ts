@@ -1,10 +1,12 @@
 // What drivers talking to a remote peer share: the errors a peer's refusals map to, the
-// confinement of paths to the storage root, and a connection that comes back after it was lost.
+// confinement of paths to the storage root, a connection that comes back after it was lost, and
+// the operations of a peer naming objects by path that do not depend on its protocol.
 
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
+import type { Readable } from 'node:stream';
 import { KindError } from '../errors.js';
-import { ObjectNotFound } from './types.js';
+import { type Link, type Obj, ObjectNotFound } from './types.js';
 
 /** The peer already has an object under that name (kind Exists; the API answers 500 with the text). */
 export class ObjectExists extends KindError {
@@ -98,5 +100,65 @@ export class Reconnecting<C> {
     this.current = undefined;
     const live = cur ? await cur.catch(() => undefined) : undefined;
     if (live !== undefined) this.close(live);
+  }
+}
+
+/**
+ * A driver over a peer that names objects by their path below a root folder (FTP, SFTP, WebDAV):
+ * the root comes from `root_folder_path`, rename and move are one relocation of a path, the root
+ * is never removed, and a file's link reads ranges of it by its peer path.
+ */
+export abstract class RootedPeerDriver {
+  protected readonly root: string;
+
+  constructor(protected readonly opts: Record<string, unknown>) {
+    this.root = rootOf(opts.root_folder_path);
+  }
+
+  abstract get(rel: string): Promise<Obj>;
+
+  /** Bytes start..end (inclusive) of the file at peer path `full`. */
+  protected abstract openRange(full: string, start: number, end: number): Promise<Readable>;
+
+  /** Moves the object at peer path `from` to `to`; a taken `to` is refused (the fs layer clears targets first when asked to). */
+  protected abstract relocate(from: string, to: string): Promise<void>;
+
+  /** Removes the object at peer path `full` (`rel` below the root), which is not the root. */
+  protected abstract removeBelowRoot(full: string, rel: string): Promise<void>;
+
+  addition(): Record<string, unknown> {
+    return this.opts;
+  }
+
+  protected p(rel: string): string {
+    return peerPath(this.root, rel);
+  }
+
+  /** The peer paths of `src` and of where a move into `dstDir` puts it (the same name). */
+  protected moveTarget(src: string, dstDir: string): [from: string, to: string] {
+    const from = this.p(src);
+    return [from, path.posix.join(this.p(dstDir), path.posix.basename(from))];
+  }
+
+  async link(rel: string): Promise<Link> {
+    const full = this.p(rel);
+    const obj = await this.get(rel);
+    if (obj.isDir) throw new ObjectNotFound('not a file');
+    return { file: { size: obj.size, modified: obj.modified, open: (start, end) => this.openRange(full, start, end) } };
+  }
+
+  async rename(rel: string, newName: string): Promise<void> {
+    const from = this.p(rel);
+    await this.relocate(from, path.posix.join(path.posix.dirname(from), checkSegment(newName)));
+  }
+
+  async move(src: string, dstDir: string): Promise<void> {
+    await this.relocate(...this.moveTarget(src, dstDir));
+  }
+
+  async remove(rel: string): Promise<void> {
+    const full = this.p(rel);
+    if (full === this.root) throw new Error('the root folder can not be removed');
+    await this.removeBelowRoot(full, rel);
   }
 }

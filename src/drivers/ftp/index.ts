@@ -3,11 +3,10 @@ import { PassThrough, type Readable, Transform } from 'node:stream';
 import type { Client, FileInfo } from 'basic-ftp';
 import { lazyRequire } from '../../util/lazy-require.js';
 import { splitHostPort } from '../host-port.js';
-import { checkSegment, isUploadTemp, ObjectExists, peerPath, PermissionDenied, rootOf, uploadTempName } from '../peer.js';
+import { checkSegment, isUploadTemp, ObjectExists, PermissionDenied, RootedPeerDriver, uploadTempName } from '../peer.js';
 import {
   type Driver,
   type DriverFactory,
-  type Link,
   ObjectNotFound,
   type Obj,
   readAddition,
@@ -61,13 +60,12 @@ function parseMlst(message: string): { isDir: boolean; size: number; modified: D
   };
 }
 
-export class FtpDriver implements Driver {
-  private readonly root: string;
+export class FtpDriver extends RootedPeerDriver implements Driver {
   private readonly pool: FtpPool;
   private mlst = false;
 
-  constructor(private readonly opts: Record<string, unknown>) {
-    this.root = rootOf(opts.root_folder_path);
+  constructor(opts: Record<string, unknown>) {
+    super(opts);
     const encoding = String(opts.encoding ?? '').toLowerCase();
     if (!ENCODINGS.has(encoding)) throw new Error(`encoding ${opts.encoding} is not supported (use utf8 or latin1)`);
     this.pool = new FtpPool(() => this.connect(encoding === '' || encoding === 'utf-8' ? 'utf8' : (encoding as BufferEncoding)));
@@ -98,10 +96,6 @@ export class FtpDriver implements Driver {
     }
   }
 
-  private p(rel: string): string {
-    return peerPath(this.root, rel);
-  }
-
   async init(): Promise<void> {
     await this.op(async (c) => {
       const features = await c.features();
@@ -114,10 +108,6 @@ export class FtpDriver implements Driver {
 
   async drop(): Promise<void> {
     this.pool.close();
-  }
-
-  addition(): Record<string, unknown> {
-    return this.opts;
   }
 
   /** Lists after entering the folder: a path given to LIST may be taken as a glob pattern. */
@@ -150,18 +140,11 @@ export class FtpDriver implements Driver {
     return toObj(found);
   }
 
-  async link(rel: string): Promise<Link> {
-    const full = this.p(rel);
-    const obj = await this.get(rel);
-    if (obj.isDir) throw new ObjectNotFound('not a file');
-    return { file: { size: obj.size, modified: obj.modified, open: (start, end) => this.openRange(full, start, end) } };
-  }
-
   /**
    * Bytes start..end of a file on a connection of its own (REST + RETR). A range ending before the
    * file does closes that connection once enough has arrived: FTP cannot stop a transfer otherwise.
    */
-  private async openRange(full: string, start: number, end: number): Promise<Readable> {
+  protected async openRange(full: string, start: number, end: number): Promise<Readable> {
     const client = await this.pool.acquire();
     let left = end - start + 1;
     let transferDone = false;
@@ -213,24 +196,12 @@ export class FtpDriver implements Driver {
     );
   }
 
-  private async renameTo(from: string, to: string): Promise<void> {
+  protected async relocate(from: string, to: string): Promise<void> {
     if (await this.exists(to)) throw new ObjectExists();
     await this.op((c) => c.rename(from, to));
   }
 
-  async rename(rel: string, newName: string): Promise<void> {
-    const from = this.p(rel);
-    await this.renameTo(from, path.posix.join(path.posix.dirname(from), checkSegment(newName)));
-  }
-
-  async move(src: string, dstDir: string): Promise<void> {
-    const from = this.p(src);
-    await this.renameTo(from, path.posix.join(this.p(dstDir), path.posix.basename(from)));
-  }
-
-  async remove(rel: string): Promise<void> {
-    const full = this.p(rel);
-    if (full === this.root) throw new Error('the root folder can not be removed');
+  protected async removeBelowRoot(full: string, rel: string): Promise<void> {
     const obj = await this.get(rel);
     await this.op(async (c) => {
       if (obj.isDir) await c.removeDir(full);

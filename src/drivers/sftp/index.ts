@@ -3,11 +3,10 @@ import { Readable, Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { Client, SFTPWrapper, Stats } from 'ssh2';
 import { lazyRequire } from '../../util/lazy-require.js';
-import { checkSegment, isUploadTemp, ObjectExists, peerPath, PermissionDenied, Reconnecting, rootOf, uploadTempName } from '../peer.js';
+import { checkSegment, isUploadTemp, ObjectExists, PermissionDenied, Reconnecting, RootedPeerDriver, uploadTempName } from '../peer.js';
 import {
   type Driver,
   type DriverFactory,
-  type Link,
   ObjectNotFound,
   type Obj,
   readAddition,
@@ -53,12 +52,11 @@ function toObj(name: string, a: Stats): Obj {
   return { name, size: isDir ? 0 : a.size, isDir, modified: new Date(a.mtime * 1000) };
 }
 
-export class SftpDriver implements Driver {
-  private readonly root: string;
+export class SftpDriver extends RootedPeerDriver implements Driver {
   private readonly conn: Reconnecting<Session>;
 
-  constructor(private readonly opts: Record<string, unknown>) {
-    this.root = rootOf(opts.root_folder_path);
+  constructor(opts: Record<string, unknown>) {
+    super(opts);
     this.conn = new Reconnecting<Session>(() => this.connect(), (s) => s.client.end(), isConnectionError);
   }
 
@@ -101,10 +99,6 @@ export class SftpDriver implements Driver {
     }
   }
 
-  private p(rel: string): string {
-    return peerPath(this.root, rel);
-  }
-
   async init(): Promise<void> {
     const st = await this.op((sftp) => call<Stats>((cb) => sftp.stat(this.root, cb))).catch((err) => {
       throw err instanceof ObjectNotFound ? new Error(`root folder ${this.root} not found on the server`) : err;
@@ -114,10 +108,6 @@ export class SftpDriver implements Driver {
 
   async drop(): Promise<void> {
     await this.conn.end();
-  }
-
-  addition(): Record<string, unknown> {
-    return this.opts;
   }
 
   async list(dir: string): Promise<Obj[]> {
@@ -146,15 +136,8 @@ export class SftpDriver implements Driver {
     return toObj(rel === '/' ? '' : path.posix.basename(full), st);
   }
 
-  async link(rel: string): Promise<Link> {
-    const full = this.p(rel);
-    const obj = await this.get(rel);
-    if (obj.isDir) throw new ObjectNotFound('not a file');
-    return { file: { size: obj.size, modified: obj.modified, open: (start, end) => this.openRange(full, start, end) } };
-  }
-
   /** A stream of bytes start..end (inclusive) on a session of its own, with several reads in flight. */
-  private async openRange(full: string, start: number, end: number): Promise<Readable> {
+  protected async openRange(full: string, start: number, end: number): Promise<Readable> {
     const { sftp, handle } = await this.op(async (sftp) => ({ sftp, handle: await call<Buffer>((cb) => sftp.open(full, 'r', cb)) }));
     const readAt = async (pos: number, len: number): Promise<Buffer> => {
       const buf = Buffer.allocUnsafe(len);
@@ -220,25 +203,12 @@ export class SftpDriver implements Driver {
     );
   }
 
-  /** Renames onto a free name (the fs layer checks and clears targets first). */
-  private async renameTo(from: string, to: string): Promise<void> {
+  protected async relocate(from: string, to: string): Promise<void> {
     if (await this.exists(to)) throw new ObjectExists();
     await this.op((sftp) => call<void>((cb) => sftp.rename(from, to, cb)));
   }
 
-  async rename(rel: string, newName: string): Promise<void> {
-    const from = this.p(rel);
-    await this.renameTo(from, path.posix.join(path.posix.dirname(from), checkSegment(newName)));
-  }
-
-  async move(src: string, dstDir: string): Promise<void> {
-    const from = this.p(src);
-    await this.renameTo(from, path.posix.join(this.p(dstDir), path.posix.basename(from)));
-  }
-
-  async remove(rel: string): Promise<void> {
-    const full = this.p(rel);
-    if (full === this.root) throw new Error('the root folder can not be removed');
+  protected async removeBelowRoot(full: string): Promise<void> {
     await this.removeTree(full);
   }
 

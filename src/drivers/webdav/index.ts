@@ -2,11 +2,10 @@ import { Agent as HttpsAgent } from 'node:https';
 import path from 'node:path';
 import { Readable } from 'node:stream';
 import type { FileStat, WebDAVClient } from 'webdav';
-import { checkSegment, isUploadTemp, ObjectExists, peerPath, PermissionDenied, rootOf, uploadTempName } from '../peer.js';
+import { checkSegment, isUploadTemp, ObjectExists, PermissionDenied, RootedPeerDriver, uploadTempName } from '../peer.js';
 import {
   type Driver,
   type DriverFactory,
-  type Link,
   ObjectNotFound,
   type Obj,
   readAddition,
@@ -34,20 +33,15 @@ function toObj(f: FileStat): Obj {
   return { name: f.basename, size: isDir ? 0 : f.size, isDir, modified: Number.isNaN(modified.getTime()) ? new Date(0) : modified };
 }
 
-export class WebDavDriver implements Driver {
+export class WebDavDriver extends RootedPeerDriver implements Driver {
   private client!: WebDAVClient;
-  private readonly root: string;
   private readonly base: string;
   private readonly agent?: HttpsAgent;
 
-  constructor(private readonly opts: Record<string, unknown>) {
-    this.root = rootOf(opts.root_folder_path);
+  constructor(opts: Record<string, unknown>) {
+    super(opts);
     this.base = String(opts.address).replace(/\/+$/, '');
     if (opts.tls_insecure_skip_verify) this.agent = new HttpsAgent({ rejectUnauthorized: false, keepAlive: true });
-  }
-
-  private p(rel: string): string {
-    return peerPath(this.root, rel);
   }
 
   private async call<T>(fn: () => Promise<T>): Promise<T> {
@@ -73,10 +67,6 @@ export class WebDavDriver implements Driver {
     this.agent?.destroy();
   }
 
-  addition(): Record<string, unknown> {
-    return this.opts;
-  }
-
   async list(dir: string): Promise<Obj[]> {
     const items = await this.call(() => this.client.getDirectoryContents(this.p(dir)) as Promise<FileStat[]>);
     return items.filter((f) => !isUploadTemp(f.basename)).map(toObj);
@@ -87,14 +77,8 @@ export class WebDavDriver implements Driver {
     return { ...toObj(st), name: rel === '/' ? '' : path.posix.basename(this.p(rel)) };
   }
 
-  async link(rel: string): Promise<Link> {
-    const obj = await this.get(rel);
-    if (obj.isDir) throw new ObjectNotFound('not a file');
-    const url = this.client.getFileDownloadLink(this.p(rel));
-    return { file: { size: obj.size, modified: obj.modified, open: (start, end) => this.openRange(url, start, end) } };
-  }
-
-  private async openRange(url: string, start: number, end: number): Promise<Readable> {
+  protected async openRange(full: string, start: number, end: number): Promise<Readable> {
+    const url = this.client.getFileDownloadLink(full);
     const auth = Buffer.from(`${this.opts.username}:${this.opts.password}`).toString('base64');
     // The download link carries the credentials in its authority; fetch wants them in a header.
     const u = new URL(url);
@@ -113,29 +97,17 @@ export class WebDavDriver implements Driver {
     await this.call(() => this.client.createDirectory(path.posix.join(this.p(parent), checkSegment(name))));
   }
 
-  /** MOVE onto a free name: an existing target is refused (the fs layer clears it first when asked to). */
-  private async moveTo(from: string, to: string): Promise<void> {
+  /** MOVE onto a free name: an existing target is refused. */
+  protected async relocate(from: string, to: string): Promise<void> {
     await this.call(() => this.client.moveFile(from, to, { overwrite: false }));
   }
 
-  async rename(rel: string, newName: string): Promise<void> {
-    const from = this.p(rel);
-    await this.moveTo(from, path.posix.join(path.posix.dirname(from), checkSegment(newName)));
-  }
-
-  async move(src: string, dstDir: string): Promise<void> {
-    const from = this.p(src);
-    await this.moveTo(from, path.posix.join(this.p(dstDir), path.posix.basename(from)));
-  }
-
   async copy(src: string, dstDir: string): Promise<void> {
-    const from = this.p(src);
-    await this.call(() => this.client.copyFile(from, path.posix.join(this.p(dstDir), path.posix.basename(from)), { overwrite: false }));
+    const [from, to] = this.moveTarget(src, dstDir);
+    await this.call(() => this.client.copyFile(from, to, { overwrite: false }));
   }
 
-  async remove(rel: string): Promise<void> {
-    const full = this.p(rel);
-    if (full === this.root) throw new Error('the root folder can not be removed');
+  protected async removeBelowRoot(full: string): Promise<void> {
     await this.call(() => this.client.deleteFile(full));
   }
 
