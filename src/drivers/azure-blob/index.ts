@@ -1,10 +1,10 @@
 import { isIP } from 'node:net';
-import path from 'node:path';
 import { pipeline, type Readable } from 'node:stream';
 import type { ContainerClient } from '@azure/storage-blob';
 import { Upstream } from '../../errors.js';
 import { lazyRequire } from '../../util/lazy-require.js';
-import { checkSegment, peerPath, PermissionDenied, rootOf } from '../peer.js';
+import { ObjectStoreDriver } from '../object-store.js';
+import { checkSegment, PermissionDenied } from '../peer.js';
 import {
   type Driver,
   type DriverFactory,
@@ -50,14 +50,12 @@ export function accountOf(endpoint: URL): { account: string; pathStyle: boolean 
  * downloads redirect to a read-only SAS URL valid sign_url_expire hours; uploads are streamed as
  * blocks and committed at the end; copies are server-side (rename and move: copy + delete).
  */
-export class AzureBlobDriver implements Driver {
+export class AzureBlobDriver extends ObjectStoreDriver implements Driver {
   private container!: ContainerClient;
-  private readonly prefix: string;
   private readonly endpoint: URL;
 
-  constructor(private readonly opts: Record<string, unknown>) {
-    const root = rootOf(opts.root_folder_path);
-    this.prefix = root === '/' ? '' : `${root.slice(1)}/`;
+  constructor(opts: Record<string, unknown>) {
+    super(opts);
     const ep = String(opts.endpoint).trim();
     this.endpoint = new URL(/^[a-z]+:\/\//i.test(ep) ? ep : `https://${ep}`);
   }
@@ -79,19 +77,6 @@ export class AzureBlobDriver implements Driver {
   }
 
   async drop(): Promise<void> {}
-
-  addition(): Record<string, unknown> {
-    return this.opts;
-  }
-
-  private name(rel: string): string {
-    return `${this.prefix}${peerPath('/', rel).slice(1)}`;
-  }
-
-  private dirPrefix(rel: string): string {
-    const k = this.name(rel);
-    return k === '' || k.endsWith('/') ? k : `${k}/`;
-  }
 
   private async call<T>(op: () => Promise<T>): Promise<T> {
     try {
@@ -123,7 +108,7 @@ export class AzureBlobDriver implements Driver {
     return out;
   }
 
-  private async head(name: string): Promise<{ size: number; modified: Date } | undefined> {
+  protected async head(name: string): Promise<{ size: number; modified: Date } | undefined> {
     try {
       const p = await this.container.getBlobClient(name).getProperties();
       return { size: p.contentLength ?? 0, modified: p.lastModified ?? new Date(0) };
@@ -134,27 +119,15 @@ export class AzureBlobDriver implements Driver {
     }
   }
 
-  private async isDir(rel: string): Promise<boolean> {
-    const prefix = this.dirPrefix(rel);
-    if (prefix === this.prefix) return true;
+  protected async anyKeyUnder(prefix: string): Promise<boolean> {
     return this.call(async () => {
       for await (const page of this.container.listBlobsFlat({ prefix }).byPage({ maxPageSize: 1 })) return page.segment.blobItems.length > 0;
       return false;
     });
   }
 
-  async get(rel: string): Promise<Obj> {
-    const name = rel === '/' ? '' : path.posix.basename(peerPath('/', rel));
-    if (this.name(rel) !== '' && name !== '') {
-      const h = await this.head(this.name(rel));
-      if (h) return { name, size: h.size, isDir: false, modified: h.modified };
-    }
-    if (await this.isDir(rel)) return { name, size: 0, isDir: true, modified: new Date(0) };
-    throw new ObjectNotFound();
-  }
-
   async link(rel: string): Promise<Link> {
-    const blobName = this.name(rel);
+    const blobName = this.key(rel);
     const h = await this.head(blobName);
     if (!h) throw new ObjectNotFound();
     const { BlobSASPermissions } = loadAzure();
@@ -180,7 +153,7 @@ export class AzureBlobDriver implements Driver {
     await this.call(() => this.container.getBlockBlobClient(blobName).upload('', 0));
   }
 
-  private async namesUnder(prefix: string): Promise<string[]> {
+  protected async keysUnder(prefix: string): Promise<string[]> {
     const names: string[] = [];
     await this.call(async () => {
       for await (const b of this.container.listBlobsFlat({ prefix })) names.push(b.name);
@@ -189,7 +162,7 @@ export class AzureBlobDriver implements Driver {
   }
 
   /** Server-side copy of one blob (within the container, authorized by the same key). */
-  private async copyBlob(from: string, to: string): Promise<void> {
+  protected async copyKey(from: string, to: string): Promise<void> {
     const source = this.container.getBlobClient(from).url;
     await this.call(async () => {
       const poller = await this.container.getBlobClient(to).beginCopyFromURL(source);
@@ -197,48 +170,10 @@ export class AzureBlobDriver implements Driver {
     });
   }
 
-  private async copyPath(src: string, dst: string): Promise<string[]> {
-    const obj = await this.get(src);
-    if (!obj.isDir) {
-      await this.copyBlob(this.name(src), this.name(dst));
-      return [this.name(src)];
-    }
-    const from = this.dirPrefix(src);
-    const to = this.dirPrefix(dst);
-    const names = await this.namesUnder(from);
-    for (let i = 0; i < names.length; i += 8) await Promise.all(names.slice(i, i + 8).map((n) => this.copyBlob(n, to + n.slice(from.length))));
-    if (names.length === 0) await this.makeDir(path.posix.dirname(dst), path.posix.basename(dst));
-    return names;
-  }
-
-  private async deleteBlobs(names: string[]): Promise<void> {
+  protected async deleteKeys(names: string[]): Promise<void> {
     for (let i = 0; i < names.length; i += 16) {
       await Promise.all(names.slice(i, i + 16).map((n) => this.call(() => this.container.getBlobClient(n).deleteIfExists())));
     }
-  }
-
-  async copy(src: string, dstDir: string): Promise<void> {
-    await this.copyPath(src, path.posix.join(peerPath('/', dstDir), path.posix.basename(peerPath('/', src))));
-  }
-
-  private async relocate(src: string, dst: string): Promise<void> {
-    await this.deleteBlobs(await this.copyPath(src, dst));
-  }
-
-  async rename(rel: string, newName: string): Promise<void> {
-    const p = peerPath('/', rel);
-    await this.relocate(p, path.posix.join(path.posix.dirname(p), checkSegment(newName)));
-  }
-
-  async move(src: string, dstDir: string): Promise<void> {
-    const p = peerPath('/', src);
-    await this.relocate(p, path.posix.join(peerPath('/', dstDir), path.posix.basename(p)));
-  }
-
-  async remove(rel: string): Promise<void> {
-    if (this.dirPrefix(rel) === this.prefix) throw new Error('the root folder can not be removed');
-    const obj = await this.get(rel);
-    await this.deleteBlobs(obj.isDir ? await this.namesUnder(this.dirPrefix(rel)) : [this.name(rel)]);
   }
 
   /**

@@ -3,7 +3,8 @@ import path from 'node:path';
 import { pipeline, type Readable } from 'node:stream';
 import type { S3Client } from '@aws-sdk/client-s3';
 import { lazyRequire } from '../../util/lazy-require.js';
-import { checkSegment, peerPath, PermissionDenied, rootOf } from '../peer.js';
+import { ObjectStoreDriver } from '../object-store.js';
+import { checkSegment, PermissionDenied } from '../peer.js';
 import {
   type Driver,
   type DriverFactory,
@@ -46,18 +47,15 @@ function s3Error(err: unknown): Error {
   return err instanceof Error ? err : new Error(String(err));
 }
 
-export class S3Driver implements Driver {
+export class S3Driver extends ObjectStoreDriver implements Driver {
   private client!: S3Client;
   private readonly bucket: string;
-  /** Key prefix of the root ("" or "a/b/"). */
-  private readonly prefix: string;
   private readonly placeholder: string;
   private readonly endpoint: URL;
 
-  constructor(private readonly opts: Record<string, unknown>) {
+  constructor(opts: Record<string, unknown>) {
+    super(opts);
     this.bucket = String(opts.bucket);
-    const root = rootOf(opts.root_folder_path);
-    this.prefix = root === '/' ? '' : `${root.slice(1)}/`;
     this.placeholder = String(opts.placeholder) || DEFAULT_PLACEHOLDER;
     const ep = String(opts.endpoint);
     this.endpoint = new URL(/^[a-z]+:\/\//i.test(ep) ? ep : `https://${ep}`);
@@ -103,21 +101,6 @@ export class S3Driver implements Driver {
 
   async drop(): Promise<void> {
     this.client?.destroy();
-  }
-
-  addition(): Record<string, unknown> {
-    return this.opts;
-  }
-
-  /** The object key of a path (no leading slash; the root is the prefix itself). */
-  private key(rel: string): string {
-    return `${this.prefix}${peerPath('/', rel).slice(1)}`;
-  }
-
-  /** The key prefix of a folder's children. */
-  private dirPrefix(rel: string): string {
-    const k = this.key(rel);
-    return k === '' || k.endsWith('/') ? k : `${k}/`;
   }
 
   private async send<T>(command: object): Promise<T> {
@@ -176,7 +159,7 @@ export class S3Driver implements Driver {
     return out;
   }
 
-  private async head(key: string): Promise<{ size: number; modified: Date } | undefined> {
+  protected async head(key: string): Promise<{ size: number; modified: Date } | undefined> {
     const { HeadObjectCommand } = loadS3();
     try {
       const h = await this.send<{ ContentLength?: number; LastModified?: Date }>(new HeadObjectCommand({ Bucket: this.bucket, Key: key }));
@@ -187,21 +170,9 @@ export class S3Driver implements Driver {
     }
   }
 
-  private async isDir(rel: string): Promise<boolean> {
-    const prefix = this.dirPrefix(rel);
-    if (prefix === this.prefix) return true;
+  protected async anyKeyUnder(prefix: string): Promise<boolean> {
     for await (const page of this.pages(prefix, undefined, 1)) return (page.Contents?.length ?? 0) > 0;
     return false;
-  }
-
-  async get(rel: string): Promise<Obj> {
-    const name = rel === '/' ? '' : path.posix.basename(peerPath('/', rel));
-    if (rel !== '/' && this.key(rel) !== '') {
-      const h = await this.head(this.key(rel));
-      if (h) return { name, size: h.size, isDir: false, modified: h.modified };
-    }
-    if (await this.isDir(rel)) return { name, size: 0, isDir: true, modified: new Date(0) };
-    throw new ObjectNotFound();
   }
 
   /** The object's URL on the endpoint: path-style when forced or the endpoint is an IP address, else virtual-host style. */
@@ -264,32 +235,18 @@ export class S3Driver implements Driver {
     await this.send(new PutObjectCommand({ Bucket: this.bucket, Key: key, Body: '' }));
   }
 
-  /** Every key below a folder prefix (placeholders included). */
-  private async keysUnder(prefix: string): Promise<string[]> {
+  protected async keysUnder(prefix: string): Promise<string[]> {
     const keys: string[] = [];
     for await (const page of this.pages(prefix)) for (const c of page.Contents ?? []) keys.push(c.Key!);
     return keys;
   }
 
-  /** Server-side copy of a file or folder tree to a new path. */
-  private async copyPath(src: string, dst: string): Promise<{ keys: string[]; isDir: boolean }> {
+  protected async copyKey(from: string, to: string): Promise<void> {
     const { CopyObjectCommand } = loadS3();
-    const copy = (from: string, to: string) =>
-      this.send(new CopyObjectCommand({ Bucket: this.bucket, Key: to, CopySource: copySource(this.bucket, from) }));
-    const obj = await this.get(src);
-    if (!obj.isDir) {
-      await copy(this.key(src), this.key(dst));
-      return { keys: [this.key(src)], isDir: false };
-    }
-    const from = this.dirPrefix(src);
-    const to = this.dirPrefix(dst);
-    const keys = await this.keysUnder(from);
-    for (let i = 0; i < keys.length; i += 8) await Promise.all(keys.slice(i, i + 8).map((k) => copy(k, to + k.slice(from.length))));
-    if (keys.length === 0) await this.makeDir(path.posix.dirname(dst), path.posix.basename(dst));
-    return { keys, isDir: true };
+    await this.send(new CopyObjectCommand({ Bucket: this.bucket, Key: to, CopySource: copySource(this.bucket, from) }));
   }
 
-  private async deleteKeys(keys: string[]): Promise<void> {
+  protected async deleteKeys(keys: string[]): Promise<void> {
     const { DeleteObjectsCommand } = loadS3();
     for (let i = 0; i < keys.length; i += DELETE_BATCH) {
       const res = await this.send<{ Errors?: Array<{ Key?: string; Code?: string }> }>(
@@ -298,32 +255,6 @@ export class S3Driver implements Driver {
       const failed = res.Errors?.[0];
       if (failed) throw failed.Code === 'AccessDenied' ? new PermissionDenied(failed.Key) : new Error(`delete of ${failed.Key} failed: ${failed.Code}`);
     }
-  }
-
-  async copy(src: string, dstDir: string): Promise<void> {
-    await this.copyPath(src, path.posix.join(peerPath('/', dstDir), path.posix.basename(peerPath('/', src))));
-  }
-
-  /** S3 has no rename: copy, then delete the source (a folder key by key). */
-  private async relocate(src: string, dst: string): Promise<void> {
-    const { keys } = await this.copyPath(src, dst);
-    await this.deleteKeys(keys);
-  }
-
-  async rename(rel: string, newName: string): Promise<void> {
-    const p = peerPath('/', rel);
-    await this.relocate(p, path.posix.join(path.posix.dirname(p), checkSegment(newName)));
-  }
-
-  async move(src: string, dstDir: string): Promise<void> {
-    const p = peerPath('/', src);
-    await this.relocate(p, path.posix.join(peerPath('/', dstDir), path.posix.basename(p)));
-  }
-
-  async remove(rel: string): Promise<void> {
-    if (this.dirPrefix(rel) === this.prefix) throw new Error('the root folder can not be removed');
-    const obj = await this.get(rel);
-    await this.deleteKeys(obj.isDir ? await this.keysUnder(this.dirPrefix(rel)) : [this.key(rel)]);
   }
 
   /**
