@@ -2,7 +2,8 @@ import { createHash } from 'node:crypto';
 import path from 'node:path';
 import { PassThrough, pipeline, Readable, Transform } from 'node:stream';
 import { Upstream } from '../../errors.js';
-import { cleanPath, isSubPath } from '../../util/paths.js';
+import { cleanPath } from '../../util/paths.js';
+import { RemotePathOverlay } from '../overlay.js';
 import { isUploadTemp, uploadTempName } from '../peer.js';
 import {
   type Driver,
@@ -16,7 +17,6 @@ import {
   readAddition,
   type UploadStream,
 } from '../types.js';
-import type { VirtualFs } from '../vfs.js';
 import { CheckedStream } from '../write-file.js';
 import { PartCutter } from './parts.js';
 import { ADDITIONAL, CONFIG } from './info.js';
@@ -38,47 +38,34 @@ interface Chunked {
  * store_hash, empty markers `hash_<kind>_<value>`. Folders and files not in that layout are shown
  * as they are.
  */
-export class ChunkDriver implements Driver {
-  private readonly remoteRoot: string;
+export class ChunkDriver extends RemotePathOverlay implements Driver {
   private readonly partSize: number;
   private readonly prefix: string;
   private readonly ext: string;
 
-  constructor(
-    private readonly opts: Record<string, unknown>,
-    private readonly ctx: DriverContext,
-  ) {
-    this.remoteRoot = cleanPath(String(opts.remote_path));
+  constructor(opts: Record<string, unknown>, ctx: DriverContext) {
+    super(opts, ctx, 'chunk');
     this.partSize = Number(opts.part_size);
     this.prefix = String(opts.chunk_prefix);
     this.ext = String(opts.custom_ext ?? '');
-  }
-
-  private get vfs(): VirtualFs {
-    if (!this.ctx.vfs) throw new Error('chunk storages need the virtual file system');
-    return this.ctx.vfs;
   }
 
   async init(): Promise<void> {
     if (!(this.partSize > 0) || !Number.isInteger(this.partSize)) throw new Error('part size must be positive');
     if (this.prefix === '') throw new Error('chunk folder prefix must not be empty');
     if (this.prefix.includes('/')) throw new Error('chunk_prefix must not hold a /');
-    const own = cleanPath(this.ctx.mountPath);
-    if (isSubPath(own, this.remoteRoot) || isSubPath(this.remoteRoot, own)) {
-      throw new Error(`remote_path ${this.remoteRoot} must lie outside the chunk storage ${own} and not contain it`);
-    }
-  }
-
-  async drop(): Promise<void> {}
-
-  addition(): Record<string, unknown> {
-    return this.opts;
+    this.checkRemoteRoot();
   }
 
   private remote(p: string): string {
     const segs = p.split('/').filter((s) => s !== '' && s !== '.');
     if (segs.includes('..') || p.includes('\0')) throw new ObjectNotFound();
     return cleanPath(path.posix.join(this.remoteRoot, ...segs));
+  }
+
+  /** A folder's remote path is made as any other's. */
+  protected remoteDir(p: string): string {
+    return this.remote(p);
   }
 
   private partName(i: number): string {
@@ -168,8 +155,7 @@ export class ChunkDriver implements Driver {
     return { chunked: await this.readChunked(folder, name, folderObj) };
   }
 
-  /** The remote object a rename, move, copy or remove of `p` acts on. */
-  private async remoteOf(p: string): Promise<{ remote: string; chunked: boolean }> {
+  protected async remoteOf(p: string): Promise<{ remote: string; chunked: boolean }> {
     const r = await this.resolve(p);
     return 'plain' in r ? { remote: r.plain, chunked: false } : { remote: r.chunked.folder, chunked: true };
   }
@@ -241,20 +227,6 @@ export class ChunkDriver implements Driver {
   async rename(p: string, newName: string): Promise<void> {
     const { remote, chunked } = await this.remoteOf(p);
     await this.vfs.rename(remote, chunked ? this.prefix + newName : newName);
-  }
-
-  async move(src: string, dstDir: string): Promise<void> {
-    const { remote } = await this.remoteOf(src);
-    await this.vfs.moveTo(remote, path.posix.join(this.remote(dstDir), path.posix.basename(remote)));
-  }
-
-  async copy(src: string, dstDir: string): Promise<void> {
-    const { remote } = await this.remoteOf(src);
-    await this.vfs.copyTo(remote, path.posix.join(this.remote(dstDir), path.posix.basename(remote)));
-  }
-
-  async remove(p: string): Promise<void> {
-    await this.vfs.remove((await this.remoteOf(p)).remote);
   }
 
   /**

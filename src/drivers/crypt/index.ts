@@ -1,6 +1,7 @@
 import path from 'node:path';
 import { pipeline, Readable } from 'node:stream';
-import { cleanPath, isSubPath } from '../../util/paths.js';
+import { cleanPath } from '../../util/paths.js';
+import { RemotePathOverlay } from '../overlay.js';
 import {
   type Driver,
   type DriverContext,
@@ -13,7 +14,6 @@ import {
   readAddition,
   type UploadStream,
 } from '../types.js';
-import type { VirtualFs } from '../vfs.js';
 import { CheckedStream } from '../write-file.js';
 import { BLOCK_DATA, type CryptKeys, decryptBlocks, decryptedSize, deriveKeys, EncryptStream, encryptedRange, encryptedSize, HEADER_SIZE, readHeader } from './content.js';
 import { type NameEncoding, NameCipher, type NameMode } from './names.js';
@@ -37,23 +37,14 @@ async function readAll(stream: Readable): Promise<Buffer> {
  * rclone crypt over another mounted path (remote_path): names and contents are encrypted in
  * rclone's format, so the same data can be read and written with `rclone` and a crypt remote.
  */
-export class CryptDriver implements Driver {
+export class CryptDriver extends RemotePathOverlay implements Driver {
   private keys?: CryptKeys;
   private names?: NameCipher;
-  private readonly remoteRoot: string;
   private readonly encryptDirs: boolean;
 
-  constructor(
-    private readonly opts: Record<string, unknown>,
-    private readonly ctx: DriverContext,
-  ) {
-    this.remoteRoot = cleanPath(String(opts.remote_path));
+  constructor(opts: Record<string, unknown>, ctx: DriverContext) {
+    super(opts, ctx, 'crypt');
     this.encryptDirs = opts.filename_encryption !== 'off' && opts.directory_name_encryption === 'true';
-  }
-
-  private get vfs(): VirtualFs {
-    if (!this.ctx.vfs) throw new Error('crypt storages need the virtual file system');
-    return this.ctx.vfs;
   }
 
   private get cipher(): NameCipher {
@@ -62,10 +53,7 @@ export class CryptDriver implements Driver {
   }
 
   async init(): Promise<void> {
-    const own = cleanPath(this.ctx.mountPath);
-    if (isSubPath(own, this.remoteRoot) || isSubPath(this.remoteRoot, own)) {
-      throw new Error(`remote_path ${this.remoteRoot} must lie outside the crypt storage ${own} and not contain it`);
-    }
+    this.checkRemoteRoot();
     const encoding = String(this.opts.filename_encoding);
     if (encoding === 'base32768') throw new Error('filename_encoding base32768 is not supported; use base64 or base32');
     const password = plainSecret(String(this.opts.password));
@@ -79,17 +67,11 @@ export class CryptDriver implements Driver {
     }
   }
 
-  async drop(): Promise<void> {}
-
-  addition(): Record<string, unknown> {
-    return this.opts;
-  }
-
   private encDir(name: string): string {
     return this.encryptDirs ? this.cipher.encryptSegment(name) : name;
   }
 
-  private remoteDir(p: string): string {
+  protected remoteDir(p: string): string {
     const segments = p.split('/').filter(Boolean);
     if (segments.some((s) => s === '.' || s === '..')) throw new ObjectNotFound();
     segments.forEach((s, i) => (segments[i] = this.encDir(s)));
@@ -102,7 +84,7 @@ export class CryptDriver implements Driver {
   }
 
   /** Which remote object stands for `p` (a file first, then a folder). */
-  private async remoteOf(p: string): Promise<{ remote: string; obj: Obj }> {
+  protected async remoteOf(p: string): Promise<{ remote: string; obj: Obj }> {
     const file = this.remoteFile(p);
     try {
       const obj = await this.vfs.get(file);
@@ -201,20 +183,6 @@ export class CryptDriver implements Driver {
   async rename(p: string, newName: string): Promise<void> {
     const { remote, obj } = await this.remoteOf(p);
     await this.vfs.rename(remote, obj.isDir ? this.encDir(newName) : this.cipher.encryptFileName(newName));
-  }
-
-  async move(src: string, dstDir: string): Promise<void> {
-    const { remote } = await this.remoteOf(src);
-    await this.vfs.moveTo(remote, path.posix.join(this.remoteDir(dstDir), path.posix.basename(remote)));
-  }
-
-  async copy(src: string, dstDir: string): Promise<void> {
-    const { remote } = await this.remoteOf(src);
-    await this.vfs.copyTo(remote, path.posix.join(this.remoteDir(dstDir), path.posix.basename(remote)));
-  }
-
-  async remove(p: string): Promise<void> {
-    await this.vfs.remove((await this.remoteOf(p)).remote);
   }
 
   async put(dstDir: string, up: UploadStream): Promise<void> {

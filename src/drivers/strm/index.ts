@@ -1,8 +1,9 @@
 import path from 'node:path';
 import { Readable } from 'node:stream';
 import { encodePath } from '../../server/urls.js';
-import { cleanPath, isSubPath } from '../../util/paths.js';
-import { parseAliasPaths } from '../alias/index.js';
+import { cleanPath } from '../../util/paths.js';
+import { AliasTargets, listEach } from '../alias/targets.js';
+import { OverlayDriver } from '../overlay.js';
 import {
   type Driver,
   type DriverContext,
@@ -13,7 +14,6 @@ import {
   ObjectNotFound,
   readAddition,
 } from '../types.js';
-import type { VirtualFs } from '../vfs.js';
 import { saveStrmFiles, type SaveMode } from './save-local.js';
 import { ADDITIONAL, CONFIG, MEDIA_TYPES, PASS_TYPES } from './info.js';
 
@@ -44,34 +44,22 @@ type Entry =
  * through this server (`<siteUrl><PathPrefix><path>[?sign=…]`); subtitles and other
  * downloadFileTypes pass through unchanged; everything else is left out. Read-only.
  */
-export class StrmDriver implements Driver {
-  private readonly targets: Map<string, string[]>;
-  private readonly flat: boolean;
+export class StrmDriver extends OverlayDriver implements Driver {
+  private readonly targets: AliasTargets;
   private readonly media: Set<string>;
   private readonly pass: Set<string>;
   private base = '';
 
-  constructor(
-    private readonly opts: Record<string, unknown>,
-    private readonly ctx: DriverContext,
-  ) {
-    this.targets = parseAliasPaths(String(opts.paths));
-    this.flat = this.targets.size === 1;
+  constructor(opts: Record<string, unknown>, ctx: DriverContext) {
+    super(opts, ctx, 'strm');
+    this.targets = new AliasTargets(opts.paths);
     this.media = extensions(String(opts.filterFileTypes) || MEDIA_TYPES);
     this.pass = extensions(String(opts.downloadFileTypes) || PASS_TYPES);
   }
 
-  private get vfs(): VirtualFs {
-    if (!this.ctx.vfs) throw new Error('strm storages need the virtual file system');
-    return this.ctx.vfs;
-  }
-
   async init(): Promise<void> {
-    if (this.targets.size === 0) throw new Error('paths is required');
     const own = cleanPath(this.ctx.mountPath);
-    for (const list of this.targets.values()) {
-      for (const t of list) if (isSubPath(own, t)) throw new Error(`strm path ${t} lies inside the strm storage itself (${own})`);
-    }
+    this.targets.check(own, (t) => `strm path ${t} lies inside the strm storage itself (${own})`);
     if (!this.opts.withoutUrl) {
       const site = String(this.opts.siteUrl).trim() || this.ctx.siteUrl || '';
       if (!/^https?:\/\/[^/]/i.test(site)) {
@@ -83,12 +71,6 @@ export class StrmDriver implements Driver {
     if (this.opts.SaveStrmToLocal && String(this.opts.SaveStrmLocalPath).trim() === '') throw new Error('SaveStrmLocalPath is required');
   }
 
-  async drop(): Promise<void> {}
-
-  addition(): Record<string, unknown> {
-    return this.opts;
-  }
-
   /** The link a `.strm` file holds for the wrapped file at virtual path `source`. */
   strmLink(source: string): string {
     let p = this.opts.encodePath ? encodePath(source) : source;
@@ -97,17 +79,6 @@ export class StrmDriver implements Driver {
     if (prefix !== '') p = path.posix.join(prefix.startsWith('/') ? prefix : `/${prefix}`, p);
     if (!p.startsWith('/')) p = `/${p}`;
     return this.opts.withoutUrl ? p : this.base + p;
-  }
-
-  /** The wrapped folders a Strm folder stands for; undefined for the root of several names. */
-  private sources(p: string): string[] | undefined {
-    const segs = p.split('/').filter(Boolean);
-    if (segs.some((s) => s === '.' || s === '..' || s.includes('\0'))) throw new ObjectNotFound();
-    if (this.flat) return [...this.targets.values()][0]!.map((t) => cleanPath(path.posix.join(t, ...segs)));
-    if (segs.length === 0) return undefined;
-    const list = this.targets.get(segs[0]!);
-    if (!list) throw new ObjectNotFound();
-    return list.map((t) => cleanPath(path.posix.join(t, ...segs.slice(1))));
   }
 
   /** A wrapped folder's entries as this tree shows them; the first of several same names wins. */
@@ -131,23 +102,13 @@ export class StrmDriver implements Driver {
   }
 
   private async entries(p: string): Promise<Map<string, Entry>> {
-    const dirs = this.sources(p);
+    const dirs = this.targets.sources(p);
     const out = new Map<string, Entry>();
     if (!dirs) {
-      for (const name of this.targets.keys()) out.set(name, { kind: 'dir', obj: { name, size: 0, isDir: true, modified: new Date(0) } });
+      for (const obj of this.targets.rootFolders()) out.set(obj.name, { kind: 'dir', obj });
       return out;
     }
-    let listed = false;
-    let failure: unknown;
-    for (const dir of dirs) {
-      try {
-        this.convert(dir, await this.vfs.list(dir), out);
-        listed = true;
-      } catch (err) {
-        if (!(err instanceof ObjectNotFound)) failure ??= err;
-      }
-    }
-    if (!listed) throw failure ?? new ObjectNotFound();
+    await listEach(this.vfs, dirs, (dir, objs) => this.convert(dir, objs, out));
     if (this.opts.SaveStrmToLocal) await saveStrmFiles(String(this.opts.SaveStrmLocalPath), p, out, this.opts.SaveLocalMode as SaveMode, this.vfs);
     return out;
   }
@@ -157,13 +118,9 @@ export class StrmDriver implements Driver {
   }
 
   private async entry(p: string): Promise<Entry> {
-    const name = path.posix.basename(p);
-    if (cleanPath(p) === '/' || (!this.flat && p.split('/').filter(Boolean).length === 1)) {
-      this.sources(p);
-      if (cleanPath(p) !== '/' && !this.targets.has(name)) throw new ObjectNotFound();
-      return { kind: 'dir', obj: { name, size: 0, isDir: true, modified: new Date(0) } };
-    }
-    const e = (await this.entries(path.posix.dirname(p))).get(name);
+    const own = this.targets.ownFolder(p);
+    if (own) return { kind: 'dir', obj: own };
+    const e = (await this.entries(path.posix.dirname(p))).get(path.posix.basename(p));
     if (!e) throw new ObjectNotFound();
     return e;
   }
