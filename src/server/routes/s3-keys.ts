@@ -4,11 +4,11 @@ import { z } from 'zod';
 import { ownAccount } from '../../auth/permissions.js';
 import type { Core } from '../../core.js';
 import type { S3Key } from '../../db/s3-keys.js';
-import { NotFound, ServerError } from '../../errors.js';
+import { ServerError } from '../../errors.js';
 import { isoTime } from '../../fs/objects.js';
 import { apiRoute } from '../route.js';
 import { pageShape, s3KeyShape } from '../shapes.js';
-import { int } from '../validation.js';
+import { deleteOwnKeyRoute, keyTitle } from './own-keys.js';
 
 const keyJson = (k: S3Key) => ({ id: k.id, title: k.title, access_key_id: k.accessKey, added_time: isoTime(k.addedTime), last_used_time: isoTime(k.lastUsedTime) });
 const MAX_KEYS_PER_USER = 20;
@@ -33,7 +33,7 @@ export function s3KeyRoutes(app: FastifyInstance, core: Core): void {
     url: '/api/me/s3key/create',
     output: z.object({ id: z.number().int(), title: z.string(), access_key_id: z.string(), secret_access_key: z.string().describe('shown only here') }),
     auth: 'user',
-    input: z.object({ title: z.string({ error: 'title is required' }).trim().min(1, 'title is required').max(255) }),
+    input: z.object({ title: keyTitle() }),
     handler: async ({ input, principal }) => {
       const user = ownAccount(principal.user);
       const existing = await repo().ofUser(user.id);
@@ -46,20 +46,5 @@ export function s3KeyRoutes(app: FastifyInstance, core: Core): void {
     },
   });
 
-  apiRoute(app, core, {
-    method: 'POST',
-    url: '/api/me/s3key/delete',
-    output: z.null(),
-    auth: 'user',
-    input: z.object({ id: int() }),
-    from: 'query',
-    handler: async ({ input, principal }) => {
-      const user = ownAccount(principal.user);
-      const key = await repo().byId(input.id);
-      // Another user's key is answered like a missing one.
-      if (!key || key.userId !== user.id) throw new NotFound('key not found');
-      await repo().delete(key.id);
-      return null;
-    },
-  });
+  deleteOwnKeyRoute(app, core, '/api/me/s3key/delete', repo);
 }

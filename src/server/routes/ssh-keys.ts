@@ -8,6 +8,7 @@ import { BadRequest, NotFound, ServerError } from '../../errors.js';
 import { isoTime } from '../../fs/objects.js';
 import { apiRoute } from '../route.js';
 import { pageShape, sshKeyShape } from '../shapes.js';
+import { deleteOwnKeyRoute, keyTitle } from './own-keys.js';
 import { int, pageOf, pageQuery } from '../validation.js';
 
 export const keyJson = (k: SshKey) => ({
@@ -41,7 +42,7 @@ export function sshKeyRoutes(app: FastifyInstance, core: Core): void {
     url: '/api/me/sshkey/add',
     output: z.null(),
     auth: 'user',
-    input: z.object({ title: z.string({ error: 'title is required' }).trim().min(1, 'title is required').max(255), key: z.string({ error: 'key is required' }) }),
+    input: z.object({ title: keyTitle(), key: z.string({ error: 'key is required' }) }),
     handler: async ({ input, principal }) => {
       const user = ownAccount(principal.user);
       const parsed = parsePublicKey(input.key);
@@ -52,22 +53,7 @@ export function sshKeyRoutes(app: FastifyInstance, core: Core): void {
     },
   });
 
-  apiRoute(app, core, {
-    method: 'POST',
-    url: '/api/me/sshkey/delete',
-    output: z.null(),
-    auth: 'user',
-    input: z.object({ id: int() }),
-    from: 'query',
-    handler: async ({ input, principal }) => {
-      const user = ownAccount(principal.user);
-      const key = await repo().byId(input.id);
-      // Another user's key is answered like a missing one.
-      if (!key || key.userId !== user.id) throw new NotFound('key not found');
-      await repo().delete(key.id);
-      return null;
-    },
-  });
+  deleteOwnKeyRoute(app, core, '/api/me/sshkey/delete', repo);
 
   apiRoute(app, core, {
     method: 'GET',
