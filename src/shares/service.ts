@@ -58,6 +58,22 @@ export interface ShareInput {
   creator?: string;
 }
 
+/** The fields of a share a create or update sets from its input (the files checked, the creator decided). */
+function inputFields(input: ShareInput, files: string[], creator: User): Omit<Share, 'id' | 'createdAt'> {
+  return {
+    files,
+    expires: input.expires,
+    pwd: input.pwd,
+    accessed: Math.max(0, input.accessed),
+    maxAccessed: Math.max(0, input.maxAccessed),
+    creatorId: creator.id,
+    disabled: input.disabled,
+    remark: input.remark,
+    readme: input.readme,
+    header: input.header,
+  };
+}
+
 /**
  * Share links: who may create, see and change which share (a user their own, an admin all),
  * and the visitor's way in (`open`): validity, the share code with the login limiter, and
@@ -130,20 +146,7 @@ export class Shares {
     const files = await this.checkFiles(creator, input.files);
     const id = input.id || randomAlnum(SHARE_ID_LENGTH);
     if (await this.repo.byId(id)) throw new BadRequest('share id already exists');
-    const share: Share = {
-      id,
-      files,
-      expires: input.expires,
-      pwd: input.pwd,
-      accessed: Math.max(0, input.accessed),
-      maxAccessed: Math.max(0, input.maxAccessed),
-      creatorId: creator.id,
-      disabled: input.disabled,
-      remark: input.remark,
-      readme: input.readme,
-      header: input.header,
-      createdAt: this.now(),
-    };
+    const share: Share = { id, ...inputFields(input, files, creator), createdAt: this.now() };
     await this.repo.create(share);
     return { share, creator };
   }
@@ -159,20 +162,7 @@ export class Shares {
       if (await this.repo.byId(input.newId)) throw new BadRequest('share id already exists');
       id = input.newId;
     }
-    const share: Share = {
-      ...old,
-      id,
-      files,
-      expires: input.expires,
-      pwd: input.pwd,
-      accessed: Math.max(0, input.accessed),
-      maxAccessed: Math.max(0, input.maxAccessed),
-      creatorId: creator.id,
-      disabled: input.disabled,
-      remark: input.remark,
-      readme: input.readme,
-      header: input.header,
-    };
+    const share: Share = { ...old, id, ...inputFields(input, files, creator) };
     await this.repo.update(share, old.id);
     this.streams.end(old.id);
     return { share, creator };
