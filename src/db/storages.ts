@@ -2,30 +2,11 @@ import type { Selectable } from 'kysely';
 import { type DbHandle, bit, bool, insertReturningId } from './index.js';
 import type { StoragesTable } from './schema.js';
 
-/** A storage row, field names as in the wire JSON (wire-api.md §9.1). */
-export interface StorageRow {
-  id: number;
-  mount_path: string;
-  order: number;
-  driver: string;
-  cache_expiration: number;
-  custom_cache_policies: string;
-  status: string;
-  addition: string;
-  remark: string;
-  modified: number;
-  disabled: boolean;
-  disable_index: boolean;
-  enable_sign: boolean;
-  order_by: string;
-  order_direction: string;
-  extract_folder: string;
-  web_proxy: boolean;
-  webdav_policy: string;
-  proxy_range: boolean;
-  down_proxy_url: string;
-  disable_proxy_sign: boolean;
-}
+/** The columns stored as 0/1; a row holds them as booleans. */
+type FlagColumn = 'disabled' | 'disable_index' | 'enable_sign' | 'web_proxy' | 'proxy_range' | 'disable_proxy_sign';
+
+/** A storage row: the table's columns, field names as in the wire JSON (wire-api.md §9.1), flags as booleans. */
+export type StorageRow = Omit<Selectable<StoragesTable>, FlagColumn> & Record<FlagColumn, boolean>;
 
 function fromRow(r: Selectable<StoragesTable>): StorageRow {
   return {
