@@ -297,3 +297,16 @@ export function readAddition(items: FormItem[], raw: Record<string, unknown>): R
   }
   return out;
 }
+
+/**
+ * A driver's factory: its form and flags, and a storage's driver made from the addition as read
+ * against `read` (the form itself, unless the driver relaxes some of its fields).
+ */
+export function defineDriver(
+  config: DriverConfig,
+  additional: FormItem[],
+  make: (options: Record<string, unknown>, ctx: DriverContext) => Driver,
+  read: FormItem[] = additional,
+): DriverFactory {
+  return { config, additional, create: (addition, ctx) => make(readAddition(read, addition), ctx) };
+}

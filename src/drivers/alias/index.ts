@@ -2,14 +2,13 @@ import path from 'node:path';
 import { cleanPath } from '../../util/paths.js';
 import { OverlayDriver } from '../overlay.js';
 import {
+  defineDriver,
   type Driver,
   type DriverContext,
-  type DriverFactory,
   type Link,
   type LinkArgs,
   type Obj,
   ObjectNotFound,
-  readAddition,
   type UploadStream,
 } from '../types.js';
 import { ADDITIONAL, CONFIG } from './info.js';
@@ -132,9 +131,5 @@ export class AliasDriver extends OverlayDriver implements Driver {
   }
 }
 
-export const aliasDriver: DriverFactory = {
-  // Uploads are accepted (as OpenList does), into the one folder that holds the target path.
-  config: CONFIG,
-  additional: ADDITIONAL,
-  create: (addition, ctx) => new AliasDriver(readAddition(ADDITIONAL, addition), ctx),
-};
+// Uploads are accepted (as OpenList does), into the one folder that holds the target path.
+export const aliasDriver = defineDriver(CONFIG, ADDITIONAL, (options, ctx) => new AliasDriver(options, ctx));

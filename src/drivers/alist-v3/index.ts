@@ -6,14 +6,13 @@ import { pipeline, type Readable } from 'node:stream';
 import { wrongPassword } from '../../archive/reader.js';
 import { cleanPath } from '../../util/paths.js';
 import {
+  defineDriver,
   type Driver,
   type DriverContext,
-  type DriverFactory,
   type Link,
   type LinkArgs,
   type Obj,
   ObjectNotFound,
-  readAddition,
   type UploadStream,
 } from '../types.js';
 import { CheckedStream, writeUploadTo } from '../write-file.js';
@@ -205,8 +204,4 @@ export class AlistV3Driver implements Driver {
   }
 }
 
-export const alistV3Driver: DriverFactory = {
-  config: CONFIG,
-  additional: ADDITIONAL,
-  create: (addition, ctx) => new AlistV3Driver(readAddition(ADDITIONAL, addition), ctx),
-};
+export const alistV3Driver = defineDriver(CONFIG, ADDITIONAL, (options, ctx) => new AlistV3Driver(options, ctx));

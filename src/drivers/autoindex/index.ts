@@ -1,13 +1,12 @@
 import type { IncomingMessage } from 'node:http';
 import path from 'node:path';
 import {
+  defineDriver,
   type Driver,
   type DriverContext,
-  type DriverFactory,
   type Link,
   type Obj,
   ObjectNotFound,
-  readAddition,
 } from '../types.js';
 import { Upstream } from '../../errors.js';
 import { goTimeParser } from './go-time.js';
@@ -157,8 +156,4 @@ export class AutoindexDriver implements Driver {
   }
 }
 
-export const autoindexDriver: DriverFactory = {
-  config: CONFIG,
-  additional: ADDITIONAL,
-  create: (addition, ctx) => new AutoindexDriver(readAddition(READ_ITEMS, addition), ctx),
-};
+export const autoindexDriver = defineDriver(CONFIG, ADDITIONAL, (options, ctx) => new AutoindexDriver(options, ctx), READ_ITEMS);

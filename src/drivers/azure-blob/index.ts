@@ -6,12 +6,11 @@ import { lazyRequire } from '../../util/lazy-require.js';
 import { ObjectStoreDriver } from '../object-store.js';
 import { checkSegment, PermissionDenied } from '../peer.js';
 import {
+  defineDriver,
   type Driver,
-  type DriverFactory,
   type Link,
   ObjectNotFound,
   type Obj,
-  readAddition,
   type UploadStream,
 } from '../types.js';
 import { CheckedStream } from '../write-file.js';
@@ -197,8 +196,4 @@ export class AzureBlobDriver extends ObjectStoreDriver implements Driver {
   }
 }
 
-export const azureBlobDriver: DriverFactory = {
-  config: CONFIG,
-  additional: ADDITIONAL,
-  create: (addition) => new AzureBlobDriver(readAddition(ADDITIONAL, addition)),
-};
+export const azureBlobDriver = defineDriver(CONFIG, ADDITIONAL, (options) => new AzureBlobDriver(options));

@@ -6,15 +6,14 @@ import { cleanPath } from '../../util/paths.js';
 import { RemotePathOverlay } from '../overlay.js';
 import { isUploadTemp, uploadTempName } from '../peer.js';
 import {
+  defineDriver,
   type Driver,
   type DriverContext,
-  type DriverFactory,
   type FileHandle,
   type Link,
   type LinkArgs,
   type Obj,
   ObjectNotFound,
-  readAddition,
   type UploadStream,
 } from '../types.js';
 import { CheckedStream } from '../write-file.js';
@@ -279,8 +278,4 @@ export class ChunkDriver extends RemotePathOverlay implements Driver {
   }
 }
 
-export const chunkDriver: DriverFactory = {
-  config: CONFIG,
-  additional: ADDITIONAL,
-  create: (addition, ctx) => new ChunkDriver(readAddition(ADDITIONAL, addition), ctx),
-};
+export const chunkDriver = defineDriver(CONFIG, ADDITIONAL, (options, ctx) => new ChunkDriver(options, ctx));

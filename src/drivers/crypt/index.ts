@@ -3,15 +3,14 @@ import { pipeline, Readable } from 'node:stream';
 import { cleanPath } from '../../util/paths.js';
 import { RemotePathOverlay } from '../overlay.js';
 import {
+  defineDriver,
   type Driver,
   type DriverContext,
-  type DriverFactory,
   type FileHandle,
   type Link,
   type LinkArgs,
   type Obj,
   ObjectNotFound,
-  readAddition,
   type UploadStream,
 } from '../types.js';
 import { CheckedStream } from '../write-file.js';
@@ -203,8 +202,4 @@ export class CryptDriver extends RemotePathOverlay implements Driver {
   }
 }
 
-export const cryptDriver: DriverFactory = {
-  config: CONFIG,
-  additional: ADDITIONAL,
-  create: (addition, ctx) => new CryptDriver(readAddition(ADDITIONAL, addition), ctx),
-};
+export const cryptDriver = defineDriver(CONFIG, ADDITIONAL, (options, ctx) => new CryptDriver(options, ctx));

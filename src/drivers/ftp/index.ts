@@ -5,11 +5,10 @@ import { lazyRequire } from '../../util/lazy-require.js';
 import { splitHostPort } from '../host-port.js';
 import { checkSegment, isUploadTemp, ObjectExists, PermissionDenied, RootedPeerDriver, uploadTempName } from '../peer.js';
 import {
+  defineDriver,
   type Driver,
-  type DriverFactory,
   ObjectNotFound,
   type Obj,
-  readAddition,
   type UploadStream,
 } from '../types.js';
 import { CheckedStream } from '../write-file.js';
@@ -245,8 +244,4 @@ export class FtpDriver extends RootedPeerDriver implements Driver {
 /** `encoding` is required in the original's form, yet empty means "none": an empty value is fine here. */
 const READ_ITEMS = ADDITIONAL.map((it) => (it.name === 'encoding' ? { ...it, required: false } : it));
 
-export const ftpDriver: DriverFactory = {
-  config: CONFIG,
-  additional: ADDITIONAL,
-  create: (addition) => new FtpDriver(readAddition(READ_ITEMS, addition)),
-};
+export const ftpDriver = defineDriver(CONFIG, ADDITIONAL, (options) => new FtpDriver(options), READ_ITEMS);

@@ -6,9 +6,9 @@ import { Readable } from 'node:stream';
 import { checkFile, writeUploadTo } from '../write-file.js';
 import { Exists, Forbidden, KindError, TooLarge } from '../../errors.js';
 import {
+  defineDriver,
   type DriverContext,
   type Driver,
-  type DriverFactory,
   driverConfig,
   type FormItem,
   item,
@@ -17,7 +17,6 @@ import {
   type LocalFile,
   ObjectNotFound,
   type Obj,
-  readAddition,
   UploadIntegrityError,
   type UploadStream,
 } from '../types.js';
@@ -445,10 +444,10 @@ export class LocalDriver implements Driver {
   }
 }
 
-export const localDriver: DriverFactory = {
-  // Unlike the original, Local listings may be cached: the folder's mtime validates every cached
-  // listing (listStamp), so files added or removed outside this server still show at once.
-  config: driverConfig({ name: 'Local', localSort: true, onlyLocal: true, defaultRoot: '/' }),
-  additional: ADDITIONAL,
-  create: (addition, ctx) => new LocalDriver(readAddition(ADDITIONAL, addition), ctx),
-};
+// Unlike the original, Local listings may be cached: the folder's mtime validates every cached
+// listing (listStamp), so files added or removed outside this server still show at once.
+export const localDriver = defineDriver(
+  driverConfig({ name: 'Local', localSort: true, onlyLocal: true, defaultRoot: '/' }),
+  ADDITIONAL,
+  (options, ctx) => new LocalDriver(options, ctx),
+);

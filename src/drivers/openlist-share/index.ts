@@ -6,12 +6,11 @@ import { callJson, INIT_TIMEOUT_MS, PeerError, peerBase, peerPath } from '../ali
 import { type PeerObj, peerFailure, toObj } from '../alist-v3/index.js';
 import {
   type ArchiveObj,
+  defineDriver,
   type Driver,
   type DriverArchiveMeta,
-  type DriverFactory,
   type Link,
   type Obj,
-  readAddition,
 } from '../types.js';
 import { ADDITIONAL, CONFIG } from './info.js';
 
@@ -134,8 +133,4 @@ export class OpenListShareDriver implements Driver {
   }
 }
 
-export const openListShareDriver: DriverFactory = {
-  config: CONFIG,
-  additional: ADDITIONAL,
-  create: (addition) => new OpenListShareDriver(readAddition(ADDITIONAL, addition)),
-};
+export const openListShareDriver = defineDriver(CONFIG, ADDITIONAL, (options) => new OpenListShareDriver(options));

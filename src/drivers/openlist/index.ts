@@ -4,11 +4,10 @@ import { AlistV3Driver } from '../alist-v3/index.js';
 import {
   type ArchiveDecompressArgs,
   type ArchiveObj,
+  defineDriver,
   type DriverArchiveMeta,
-  type DriverFactory,
   type Link,
   type LinkArgs,
-  readAddition,
 } from '../types.js';
 import { ADDITIONAL, CONFIG } from './info.js';
 
@@ -76,8 +75,4 @@ export class OpenListDriver extends AlistV3Driver {
   }
 }
 
-export const openListDriver: DriverFactory = {
-  config: CONFIG,
-  additional: ADDITIONAL,
-  create: (addition, ctx) => new OpenListDriver(readAddition(ADDITIONAL, addition), ctx),
-};
+export const openListDriver = defineDriver(CONFIG, ADDITIONAL, (options, ctx) => new OpenListDriver(options, ctx));

@@ -6,13 +6,13 @@ import { lazyRequire } from '../../util/lazy-require.js';
 import { ObjectStoreDriver } from '../object-store.js';
 import { checkSegment, PermissionDenied } from '../peer.js';
 import {
+  defineDriver,
   type Driver,
   type DriverFactory,
   type Link,
   type MultipartTarget,
   ObjectNotFound,
   type Obj,
-  readAddition,
   type UploadStream,
 } from '../types.js';
 import { CheckedStream } from '../write-file.js';
@@ -335,13 +335,7 @@ export class S3Driver extends ObjectStoreDriver implements Driver {
   }
 }
 
-const create = (addition: Record<string, unknown>) => new S3Driver(readAddition(ADDITIONAL, addition));
-
-export const s3Driver: DriverFactory = {
-  config: CONFIG,
-  additional: ADDITIONAL,
-  create,
-};
+export const s3Driver = defineDriver(CONFIG, ADDITIONAL, (options) => new S3Driver(options));
 
 /** DogeCloud's S3-compatible storage: the same driver and fields under its own name. */
 export const dogeDriver: DriverFactory = { ...s3Driver, config: { ...s3Driver.config, name: 'Doge' } };

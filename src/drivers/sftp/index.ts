@@ -5,11 +5,10 @@ import type { Client, SFTPWrapper, Stats } from 'ssh2';
 import { lazyRequire } from '../../util/lazy-require.js';
 import { checkSegment, isUploadTemp, ObjectExists, PermissionDenied, Reconnecting, RootedPeerDriver, uploadTempName } from '../peer.js';
 import {
+  defineDriver,
   type Driver,
-  type DriverFactory,
   ObjectNotFound,
   type Obj,
-  readAddition,
   type UploadStream,
 } from '../types.js';
 import { CheckedStream } from '../write-file.js';
@@ -262,8 +261,4 @@ export class SftpDriver extends RootedPeerDriver implements Driver {
   }
 }
 
-export const sftpDriver: DriverFactory = {
-  config: CONFIG,
-  additional: ADDITIONAL,
-  create: (addition) => new SftpDriver(readAddition(ADDITIONAL, addition)),
-};
+export const sftpDriver = defineDriver(CONFIG, ADDITIONAL, (options) => new SftpDriver(options));

@@ -6,12 +6,11 @@ import { lazyRequire } from '../../util/lazy-require.js';
 import { checkSegment, isUploadTemp, ObjectExists, peerPath, PermissionDenied, Reconnecting, rootOf, uploadTempName } from '../peer.js';
 import { splitHostPort } from '../host-port.js';
 import {
+  defineDriver,
   type Driver,
-  type DriverFactory,
   type Link,
   ObjectNotFound,
   type Obj,
-  readAddition,
   type UploadStream,
 } from '../types.js';
 import { CheckedStream } from '../write-file.js';
@@ -343,8 +342,4 @@ export class SmbDriver implements Driver {
   }
 }
 
-export const smbDriver: DriverFactory = {
-  config: CONFIG,
-  additional: ADDITIONAL,
-  create: (addition) => new SmbDriver(readAddition(ADDITIONAL, addition)),
-};
+export const smbDriver = defineDriver(CONFIG, ADDITIONAL, (options) => new SmbDriver(options));

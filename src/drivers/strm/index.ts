@@ -5,14 +5,13 @@ import { cleanPath } from '../../util/paths.js';
 import { AliasTargets, listEach } from '../alias/targets.js';
 import { OverlayDriver } from '../overlay.js';
 import {
+  defineDriver,
   type Driver,
   type DriverContext,
-  type DriverFactory,
   type Link,
   type LinkArgs,
   type Obj,
   ObjectNotFound,
-  readAddition,
 } from '../types.js';
 import { saveStrmFiles, type SaveMode } from './save-local.js';
 import { ADDITIONAL, CONFIG, MEDIA_TYPES, PASS_TYPES } from './info.js';
@@ -145,8 +144,4 @@ export class StrmDriver extends OverlayDriver implements Driver {
   }
 }
 
-export const strmDriver: DriverFactory = {
-  config: CONFIG,
-  additional: ADDITIONAL,
-  create: (addition, ctx) => new StrmDriver(readAddition(ADDITIONAL, addition), ctx),
-};
+export const strmDriver = defineDriver(CONFIG, ADDITIONAL, (options, ctx) => new StrmDriver(options, ctx));

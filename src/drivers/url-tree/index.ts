@@ -1,10 +1,9 @@
 import {
+  defineDriver,
   type Driver,
-  type DriverFactory,
   type Link,
   type Obj,
   ObjectNotFound,
-  readAddition,
 } from '../types.js';
 import type { LinkFetcher } from '../../net/link-fetch.js';
 import { nodeAt, parseUrlTree, type UrlNode } from './tree.js';
@@ -86,8 +85,4 @@ export class UrlTreeDriver implements Driver {
   }
 }
 
-export const urlTreeDriver: DriverFactory = {
-  config: CONFIG,
-  additional: ADDITIONAL,
-  create: (addition, ctx) => new UrlTreeDriver(readAddition(ADDITIONAL, addition), ctx.links),
-};
+export const urlTreeDriver = defineDriver(CONFIG, ADDITIONAL, (options, ctx) => new UrlTreeDriver(options, ctx.links));

@@ -2,12 +2,11 @@ import { createHash } from 'node:crypto';
 import path from 'node:path';
 import { Readable } from 'node:stream';
 import {
+  defineDriver,
   type Driver,
-  type DriverFactory,
   type Link,
   type Obj,
   ObjectNotFound,
-  readAddition,
 } from '../types.js';
 import { ADDITIONAL, CONFIG } from './info.js';
 
@@ -132,8 +131,4 @@ export function* content(seed: Buffer, start: number, end: number): Generator<Bu
   }
 }
 
-export const virtualDriver: DriverFactory = {
-  config: CONFIG,
-  additional: ADDITIONAL,
-  create: (addition) => new VirtualDriver(readAddition(ADDITIONAL, addition)),
-};
+export const virtualDriver = defineDriver(CONFIG, ADDITIONAL, (options) => new VirtualDriver(options));

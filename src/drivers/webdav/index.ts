@@ -4,11 +4,10 @@ import { Readable } from 'node:stream';
 import type { FileStat, WebDAVClient } from 'webdav';
 import { checkSegment, isUploadTemp, ObjectExists, PermissionDenied, RootedPeerDriver, uploadTempName } from '../peer.js';
 import {
+  defineDriver,
   type Driver,
-  type DriverFactory,
   ObjectNotFound,
   type Obj,
-  readAddition,
   type UploadStream,
 } from '../types.js';
 import { CheckedStream } from '../write-file.js';
@@ -147,8 +146,4 @@ export class WebDavDriver extends RootedPeerDriver implements Driver {
   }
 }
 
-export const webdavDriver: DriverFactory = {
-  config: CONFIG,
-  additional: ADDITIONAL,
-  create: (addition) => new WebDavDriver(readAddition(ADDITIONAL, addition)),
-};
+export const webdavDriver = defineDriver(CONFIG, ADDITIONAL, (options) => new WebDavDriver(options));
