@@ -1,5 +1,5 @@
 // The current user's account: name and password, two-factor authentication, single sign-on binding, passkeys, SSH keys, S3 access keys, app passwords.
-import { createResource, createSignal, onMount, Show } from 'solid-js';
+import { createSignal, onMount, Show } from 'solid-js';
 import { act } from '../../actions';
 import { api } from '../../api';
 import { confirmAction } from '../../components/Dialog';
@@ -7,8 +7,9 @@ import { formatDate } from '../../format';
 import { t } from '../../i18n';
 import { loadMe, me, notifyError, settings } from '../../state';
 import { startSso, takeFromUrl } from '../../sso';
+import { KeyCard, KeyForm } from './KeyCard';
 import Passkeys from './Passkeys';
-import { DataTable, PageHead } from './Table';
+import { PageHead } from './Table';
 
 interface SshKey {
   id: number;
@@ -26,6 +27,11 @@ interface S3Key {
   last_used_time: string;
 }
 
+interface NewS3Key {
+  access_key_id: string;
+  secret_access_key: string;
+}
+
 interface AppPassword {
   id: number;
   name: string;
@@ -35,10 +41,7 @@ interface AppPassword {
 }
 
 export default function Profile() {
-  const [keys, { refetch }] = createResource(() => api<{ content: SshKey[] | null }>('/me/sshkey/list?page=1&per_page=100'));
-  const [s3Keys, s3] = createResource(() => api<{ content: S3Key[] | null }>('/me/s3key/list'));
-  const [newS3Key, setNewS3Key] = createSignal<{ access_key_id: string; secret_access_key: string } | undefined>();
-  const [appPasswords, appPasswordsAction] = createResource(() => api<{ content: AppPassword[] }>('/me/app_password/list'));
+  const [newS3Key, setNewS3Key] = createSignal<NewS3Key | undefined>();
   // The secret of the app password just created: the server sends it this once only.
   const [newSecret, setNewSecret] = createSignal<string | undefined>();
   const [otp, setOtp] = createSignal<{ qr: string; secret: string } | undefined>();
@@ -158,156 +161,124 @@ export default function Profile() {
         <Passkeys />
       </Show>
 
-      <div class="card" style={{ 'margin-top': '16px' }} data-testid="ssh-keys">
-        <h2>{t('m.ssh_keys')}</h2>
-        <DataTable columns={[t('m.title'), t('m.fingerprint'), t('m.added'), t('m.last_used'), '']} rows={keys()?.content ?? []}>
-              {(k) => (
-          <tr>
+      <KeyCard
+        testid="ssh-keys"
+        title={t('m.ssh_keys')}
+        load={() => api<{ content: SshKey[] | null }>('/me/sshkey/list?page=1&per_page=100').then((r) => r.content ?? [])}
+        columns={[t('m.title'), t('m.fingerprint'), t('m.added'), t('m.last_used')]}
+        cells={(k) => (
+          <>
             <td>{k.title}</td>
             <td>
               <code>{k.fingerprint}</code>
             </td>
             <td>{formatDate(k.added_time)}</td>
             <td>{formatDate(k.last_used_time)}</td>
-            <td>
-              <button
-                class="small danger"
-                onClick={async () => (await confirmAction(t('delete'), `${t('delete')} ${k.title}?`)) && (await guarded(() => api(`/me/sshkey/delete?id=${k.id}`, {}))) && refetch()}
-              >
-                {t('delete')}
-              </button>
-            </td>
-          </tr>
-              )}
-        </DataTable>
-        <form
-          style={{ 'margin-top': '12px' }}
-          onSubmit={async (e) => {
-            const { el, data } = form(e);
-            if (await guarded(() => api('/me/sshkey/add', { title: data.title, key: data.key }))) {
-              el.reset();
-              void refetch();
-            }
-          }}
-        >
-          <label>
-            {t('m.title')}
-            <input name="title" required />
-          </label>
-          <label>
-            {t('m.public_key_an_authorized_keys_line')}
-            <textarea name="key" required />
-          </label>
-          <div class="actions">
-            <button type="submit">{t('add')}</button>
-          </div>
-        </form>
-      </div>
+          </>
+        )}
+        name={(k) => k.title}
+        revoke={(k) => api(`/me/sshkey/delete?id=${k.id}`, {})}
+      >
+        {(refetch) => (
+          <KeyForm create={(data) => api('/me/sshkey/add', { title: data.title, key: data.key })} done={refetch} submit={t('add')}>
+            <label>
+              {t('m.title')}
+              <input name="title" required />
+            </label>
+            <label>
+              {t('m.public_key_an_authorized_keys_line')}
+              <textarea name="key" required />
+            </label>
+          </KeyForm>
+        )}
+      </KeyCard>
 
-      <div class="card" style={{ 'margin-top': '16px' }} data-testid="s3-keys">
-        <h2>{t('m.s3_access_keys')}</h2>
-        <DataTable columns={[t('m.title'), t('m.access_key_id'), t('m.added'), t('m.last_used'), '']} rows={s3Keys()?.content ?? []}>
-          {(k) => (
-            <tr>
-              <td>{k.title}</td>
-              <td>
-                <code>{k.access_key_id}</code>
-              </td>
-              <td>{formatDate(k.added_time)}</td>
-              <td>{formatDate(k.last_used_time)}</td>
-              <td>
-                <button
-                  class="small danger"
-                  onClick={async () => (await confirmAction(t('delete'), `${t('delete')} ${k.title}?`)) && (await guarded(() => api(`/me/s3key/delete?id=${k.id}`, {}))) && s3.refetch()}
-                >
-                  {t('delete')}
-                </button>
-              </td>
-            </tr>
-          )}
-        </DataTable>
-        <Show when={newS3Key()}>
-          {(made) => (
-            <p class="muted">
-              {t('m.access_key_id')}: <code>{made().access_key_id}</code>
-              <br />
-              {t('m.secret_access_key_shown_once')}: <code>{made().secret_access_key}</code>
-            </p>
-          )}
-        </Show>
-        <form
-          style={{ 'margin-top': '12px' }}
-          onSubmit={async (e) => {
-            const { el, data } = form(e);
-            let made: { access_key_id: string; secret_access_key: string } | undefined;
-            if (await guarded(async () => (made = await api<{ access_key_id: string; secret_access_key: string }>('/me/s3key/create', { title: data.title })))) {
-              setNewS3Key(made);
-              el.reset();
-              void s3.refetch();
-            }
-          }}
-        >
-          <label>
-            {t('m.title')}
-            <input name="title" required />
-          </label>
-          <div class="actions">
-            <button type="submit">{t('add')}</button>
-          </div>
-        </form>
-      </div>
-      <div class="card" style={{ 'margin-top': '16px' }} data-testid="app-passwords">
-        <h2>{t('m.app_passwords')}</h2>
-        <p class="muted">{t('m.app_passwords_help')}</p>
-        <DataTable columns={[t('m.app_password_name'), t('m.added'), t('m.last_used'), '']} rows={appPasswords()?.content ?? []}>
-          {(a) => (
-            <tr>
-              <td>{a.name}</td>
-              <td>{formatDate(a.added_time)}</td>
-              <td>{a.last_used_time ? formatDate(a.last_used_time) : t('m.never')}</td>
-              <td>
-                <button
-                  class="small danger"
-                  onClick={async () =>
-                    (await confirmAction(t('delete'), `${t('delete')} ${a.name}?`)) &&
-                    (await guarded(() => api(`/me/app_password/delete?id=${a.id}`, {}))) &&
-                    appPasswordsAction.refetch()
-                  }
-                >
-                  {t('delete')}
-                </button>
-              </td>
-            </tr>
-          )}
-        </DataTable>
-        <Show when={newSecret()}>
-          {(secret) => (
-            <p role="status">
-              {t('m.app_password_created')} <code data-testid="app-password-secret">{secret()}</code>
-            </p>
-          )}
-        </Show>
-        <form
-          style={{ 'margin-top': '12px' }}
-          onSubmit={async (e) => {
-            const { el, data } = form(e);
-            let created: { password: string } | undefined;
-            if (await guarded(async () => (created = await api<{ password: string }>('/me/app_password/create', { name: data.name })))) {
-              el.reset();
-              setNewSecret(created?.password);
-              void appPasswordsAction.refetch();
-            }
-          }}
-        >
-          <label>
-            {t('m.app_password_name')}
-            <input name="name" required maxlength="255" />
-          </label>
-          <div class="actions">
-            <button type="submit">{t('m.create')}</button>
-          </div>
-        </form>
-      </div>
+      <KeyCard
+        testid="s3-keys"
+        title={t('m.s3_access_keys')}
+        load={() => api<{ content: S3Key[] | null }>('/me/s3key/list').then((r) => r.content ?? [])}
+        columns={[t('m.title'), t('m.access_key_id'), t('m.added'), t('m.last_used')]}
+        cells={(k) => (
+          <>
+            <td>{k.title}</td>
+            <td>
+              <code>{k.access_key_id}</code>
+            </td>
+            <td>{formatDate(k.added_time)}</td>
+            <td>{formatDate(k.last_used_time)}</td>
+          </>
+        )}
+        name={(k) => k.title}
+        revoke={(k) => api(`/me/s3key/delete?id=${k.id}`, {})}
+      >
+        {(refetch) => (
+          <>
+            <Show when={newS3Key()}>
+              {(made) => (
+                <p class="muted">
+                  {t('m.access_key_id')}: <code>{made().access_key_id}</code>
+                  <br />
+                  {t('m.secret_access_key_shown_once')}: <code>{made().secret_access_key}</code>
+                </p>
+              )}
+            </Show>
+            <KeyForm
+              create={(data) => api<NewS3Key>('/me/s3key/create', { title: data.title })}
+              done={(made) => {
+                setNewS3Key(made);
+                void refetch();
+              }}
+              submit={t('add')}
+            >
+              <label>
+                {t('m.title')}
+                <input name="title" required />
+              </label>
+            </KeyForm>
+          </>
+        )}
+      </KeyCard>
+      <KeyCard
+        testid="app-passwords"
+        title={t('m.app_passwords')}
+        help={t('m.app_passwords_help')}
+        load={() => api<{ content: AppPassword[] }>('/me/app_password/list').then((r) => r.content)}
+        columns={[t('m.app_password_name'), t('m.added'), t('m.last_used')]}
+        cells={(a) => (
+          <>
+            <td>{a.name}</td>
+            <td>{formatDate(a.added_time)}</td>
+            <td>{a.last_used_time ? formatDate(a.last_used_time) : t('m.never')}</td>
+          </>
+        )}
+        name={(a) => a.name}
+        revoke={(a) => api(`/me/app_password/delete?id=${a.id}`, {})}
+      >
+        {(refetch) => (
+          <>
+            <Show when={newSecret()}>
+              {(secret) => (
+                <p role="status">
+                  {t('m.app_password_created')} <code data-testid="app-password-secret">{secret()}</code>
+                </p>
+              )}
+            </Show>
+            <KeyForm
+              create={(data) => api<{ password: string }>('/me/app_password/create', { name: data.name })}
+              done={(created) => {
+                setNewSecret(created.password);
+                void refetch();
+              }}
+              submit={t('m.create')}
+            >
+              <label>
+                {t('m.app_password_name')}
+                <input name="name" required maxlength="255" />
+              </label>
+            </KeyForm>
+          </>
+        )}
+      </KeyCard>
     </div>
   );
 }
