@@ -1,10 +1,6 @@
-import { createResource } from 'solid-js';
-import { act } from '../../actions';
-import { api } from '../../api';
-import { confirmAction } from '../../components/Dialog';
 import { t } from '../../i18n';
 import { recordDialog } from './recordDialog';
-import { DataTable, PageHead } from './Table';
+import { RecordList } from './RecordList';
 
 interface Meta {
   id: number;
@@ -37,43 +33,29 @@ const FIELDS = [
 const BOOLS = new Set(FIELDS.filter((f) => f.type === 'bool').map((f) => f.name));
 
 export default function Metas() {
-  const [list, { refetch }] = createResource(() => api<{ content: Meta[] | null }>('/admin/meta/list?page=1&per_page=1000'));
-  const call = async (route: string, body: unknown = {}) => {
-    await act(() => api(route, body), refetch);
-  };
   const edit = async (m?: Meta) => {
     const initial = Object.fromEntries(FIELDS.map((f) => [f.name, String((m as unknown as Record<string, unknown>)?.[f.name] ?? (BOOLS.has(f.name) ? 'false' : f.name === 'path' ? '/' : ''))]));
     const v = await recordDialog(m ? `${t('edit')} ${m.path}` : `${t('add')} meta`, FIELDS, initial);
-    if (!v) return;
+    if (!v) return undefined;
     const body: Record<string, unknown> = { ...(m ?? {}) };
     for (const f of FIELDS) body[f.name] = BOOLS.has(f.name) ? v[f.name] === 'true' : v[f.name];
-    await call(m ? '/admin/meta/update' : '/admin/meta/create', body);
+    return body;
   };
   return (
-    <div>
-      <PageHead title={t('m.metas')}>
-        <button class="primary" onClick={() => edit()}>
-          {t('add')}
-        </button>
-      </PageHead>
-      <DataTable columns={[t('m.path'), t('login.password'), t('m.write'), t('m.hide'), '']} rows={list()?.content ?? []}>
-        {(m) => (
-          <tr>
-            <td>{m.path}</td>
-            <td>{m.password ? '••••' : ''}</td>
-            <td>{m.write ? '✓' : ''}</td>
-            <td>{m.hide.split('\n').filter(Boolean).length || ''}</td>
-            <td class="actions-cell">
-              <button class="small" onClick={() => edit(m)}>
-                {t('edit')}
-              </button>
-              <button class="small danger" onClick={async () => (await confirmAction(t('delete'), `${t('delete')} ${m.path}?`)) && call(`/admin/meta/delete?id=${m.id}`)}>
-                {t('delete')}
-              </button>
-            </td>
-          </tr>
-        )}
-      </DataTable>
-    </div>
+    <RecordList<Meta>
+      title={t('m.metas')}
+      route="/admin/meta"
+      columns={[t('m.path'), t('login.password'), t('m.write'), t('m.hide')]}
+      cells={(m) => (
+        <>
+          <td>{m.path}</td>
+          <td>{m.password ? '••••' : ''}</td>
+          <td>{m.write ? '✓' : ''}</td>
+          <td>{m.hide.split('\n').filter(Boolean).length || ''}</td>
+        </>
+      )}
+      name={(m) => m.path}
+      edit={edit}
+    />
   );
 }

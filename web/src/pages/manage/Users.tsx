@@ -1,10 +1,8 @@
-import { createResource, Index } from 'solid-js';
-import { act } from '../../actions';
-import { api, type User } from '../../api';
-import { confirmAction } from '../../components/Dialog';
+import { Index } from 'solid-js';
+import type { User } from '../../api';
 import { type MessageKey, t } from '../../i18n';
 import { bool, recordDialog } from './recordDialog';
-import { DataTable, PageHead } from './Table';
+import { RecordList } from './RecordList';
 
 /** Labels of the permission bits, bit 0 first. */
 export const PERMISSIONS: MessageKey[] = [
@@ -28,10 +26,6 @@ export const PERMISSIONS: MessageKey[] = [
 const ROLES: MessageKey[] = ['m.role_general', 'm.role_guest', 'm.role_admin'];
 
 export default function Users() {
-  const [list, { refetch }] = createResource(() => api<{ content: User[] | null }>('/admin/user/list?page=1&per_page=1000'));
-  const call = async (route: string, body: unknown = {}) => {
-    await act(() => api(route, body), refetch);
-  };
   const edit = async (u?: User) => {
     const fields = [
       { name: 'username', type: 'string', required: true },
@@ -66,46 +60,34 @@ export default function Users() {
         </div>
       </fieldset>
     ));
-    if (!v) return;
-    const body = { ...(u ?? {}), username: v.username, password: v.password, base_path: v.base_path, disabled: bool(v.disabled), allow_ldap: bool(v.allow_ldap), permission: Number(v.permission), role: u?.role ?? 0 };
-    await call(u ? '/admin/user/update' : '/admin/user/create', body);
+    if (!v) return undefined;
+    return { ...(u ?? {}), username: v.username, password: v.password, base_path: v.base_path, disabled: bool(v.disabled), allow_ldap: bool(v.allow_ldap), permission: Number(v.permission), role: u?.role ?? 0 };
   };
   return (
-    <div>
-      <PageHead title={t('m.users')}>
-        <button class="primary" onClick={() => edit()}>
-          {t('add')}
+    <RecordList<User>
+      title={t('m.users')}
+      route="/admin/user"
+      columns={[t('login.username'), t('m.base_path'), t('m.role'), t('m.status')]}
+      cells={(u) => (
+        <>
+          <td>{u.username}</td>
+          <td>{u.base_path}</td>
+          <td>{ROLES[u.role] ? t(ROLES[u.role]!) : u.role}</td>
+          <td>
+            <span class="badge" classList={{ ok: !u.disabled, bad: u.disabled }}>
+              {u.disabled ? t('m.disabled') : t('m.enabled')}
+            </span>
+          </td>
+        </>
+      )}
+      name={(u) => u.username}
+      edit={edit}
+      buttons={(u, call) => (
+        <button class="small" onClick={() => call(`/admin/user/cancel_2fa?id=${u.id}`)}>
+          {t('m.cancel_2fa')}
         </button>
-      </PageHead>
-      <DataTable columns={[t('login.username'), t('m.base_path'), t('m.role'), t('m.status'), '']} rows={list()?.content ?? []}>
-        {(u) => (
-          <tr>
-            <td>{u.username}</td>
-            <td>{u.base_path}</td>
-            <td>{ROLES[u.role] ? t(ROLES[u.role]!) : u.role}</td>
-            <td>
-              <span class="badge" classList={{ ok: !u.disabled, bad: u.disabled }}>
-                {u.disabled ? t('m.disabled') : t('m.enabled')}
-              </span>
-            </td>
-            <td class="actions-cell">
-              <button class="small" onClick={() => edit(u)}>
-                {t('edit')}
-              </button>
-              <button class="small" onClick={() => call(`/admin/user/cancel_2fa?id=${u.id}`)}>
-                {t('m.cancel_2fa')}
-              </button>
-              <button
-                class="small danger"
-                disabled={u.role !== 0}
-                onClick={async () => (await confirmAction(t('delete'), `${t('delete')} ${u.username}?`)) && call(`/admin/user/delete?id=${u.id}`)}
-              >
-                {t('delete')}
-              </button>
-            </td>
-          </tr>
-        )}
-      </DataTable>
-    </div>
+      )}
+      canDelete={(u) => u.role === 0}
+    />
   );
 }
