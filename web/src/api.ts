@@ -106,27 +106,19 @@ export interface UploadHandle {
   abort(): void;
 }
 
-/** PUT /api/fs/put with progress (XHR: fetch has no upload progress). */
-export function uploadFile(
-  file: File,
-  target: string,
-  opts: { asTask: boolean; overwrite: boolean; password?: string },
-  onProgress: (loaded: number) => void,
-): UploadHandle {
-  const xhr = new XMLHttpRequest();
-  const promise = new Promise((resolve, reject) => {
-    xhr.open('PUT', `${basePath}/api/fs/put`);
+/**
+ * Sends one /api request on `xhr` (fetch has no upload progress) and reads its {code, message, data} answer:
+ * a network error rejects with code 0, an abort with code -1.
+ */
+export function xhrApi<T>(xhr: XMLHttpRequest, method: string, route: string, hdrs: Record<string, string>, body: Blob | null, onProgress?: (loaded: number) => void): Promise<T> {
+  return new Promise((resolve, reject) => {
+    xhr.open(method, `${basePath}/api${route}`);
     for (const [k, v] of Object.entries(headers())) xhr.setRequestHeader(k, v);
-    xhr.setRequestHeader('File-Path', encodePath(target));
-    xhr.setRequestHeader('As-Task', String(opts.asTask));
-    xhr.setRequestHeader('Overwrite', String(opts.overwrite));
-    xhr.setRequestHeader('Last-Modified', String(file.lastModified));
-    if (opts.password) xhr.setRequestHeader('Password', opts.password);
-    xhr.setRequestHeader('Content-Type', file.type || 'application/octet-stream');
-    xhr.upload.onprogress = (e) => onProgress(e.loaded);
+    for (const [k, v] of Object.entries(hdrs)) xhr.setRequestHeader(k, v);
+    if (onProgress) xhr.upload.onprogress = (e) => onProgress(e.loaded);
     xhr.onload = () => {
       try {
-        const env = JSON.parse(xhr.responseText) as { code: number; message: string; data: unknown };
+        const env = JSON.parse(xhr.responseText) as { code: number; message: string; data: T };
         if (env.code === 200) resolve(env.data);
         else reject(new ApiError(env.code, env.message));
       } catch {
@@ -135,8 +127,33 @@ export function uploadFile(
     };
     xhr.onerror = () => reject(new ApiError(0, 'network error'));
     xhr.onabort = () => reject(new ApiError(-1, 'canceled'));
-    xhr.send(file);
+    xhr.send(body);
   });
+}
+
+/** PUT /api/fs/put with progress. */
+export function uploadFile(
+  file: File,
+  target: string,
+  opts: { asTask: boolean; overwrite: boolean; password?: string },
+  onProgress: (loaded: number) => void,
+): UploadHandle {
+  const xhr = new XMLHttpRequest();
+  const promise = xhrApi(
+    xhr,
+    'PUT',
+    '/fs/put',
+    {
+      'File-Path': encodePath(target),
+      'As-Task': String(opts.asTask),
+      Overwrite: String(opts.overwrite),
+      'Last-Modified': String(file.lastModified),
+      ...(opts.password ? { Password: opts.password } : {}),
+      'Content-Type': file.type || 'application/octet-stream',
+    },
+    file,
+    onProgress,
+  );
   return { promise, abort: () => xhr.abort() };
 }
 

@@ -2,8 +2,7 @@
 // (which answers the unfinished upload of the same file, so choosing the file again after a page
 // reload continues it), the missing chunks one after the other with progress, then complete.
 // Pausing aborts the chunk in flight; resuming asks the server what it holds and goes on.
-import { ApiError, encodePath, token, type UploadHandle } from './api';
-import { basePath } from './config';
+import { ApiError, encodePath, type UploadHandle, xhrApi } from './api';
 
 interface Snapshot {
   upload_id: string;
@@ -19,29 +18,9 @@ export interface ChunkedHandle extends UploadHandle {
   resume(): void;
 }
 
-function send<T>(method: string, route: string, hdrs: Record<string, string>, body: Blob | null, onProgress?: (n: number) => void, onXhr?: (x: XMLHttpRequest) => void): Promise<T> {
-  return new Promise((resolve, reject) => {
-    const xhr = new XMLHttpRequest();
-    onXhr?.(xhr);
-    xhr.open(method, `${basePath}/api/fs/multipart/${route}`);
-    const tk = token.get();
-    if (tk) xhr.setRequestHeader('Authorization', tk);
-    for (const [k, v] of Object.entries(hdrs)) xhr.setRequestHeader(k, v);
-    if (onProgress) xhr.upload.onprogress = (e) => onProgress(e.loaded);
-    xhr.onload = () => {
-      try {
-        const env = JSON.parse(xhr.responseText) as { code: number; message: string; data: T };
-        if (env.code === 200) resolve(env.data);
-        else reject(new ApiError(env.code, env.message));
-      } catch {
-        reject(new ApiError(xhr.status, `HTTP ${xhr.status}`));
-      }
-    };
-    xhr.onerror = () => reject(new ApiError(0, 'network error'));
-    xhr.onabort = () => reject(new ApiError(-1, 'canceled'));
-    xhr.send(body);
-  });
-}
+/** One multipart route; `xhr` is the request to abort (the chunk in flight) when pausing. */
+const send = <T = unknown>(method: string, route: string, hdrs: Record<string, string>, body: Blob | null, onProgress?: (n: number) => void, xhr = new XMLHttpRequest()) =>
+  xhrApi<T>(xhr, method, `/fs/multipart/${route}`, hdrs, body, onProgress);
 
 const held = (s: Snapshot) => new Set(s.received.flatMap(([a, b]) => Array.from({ length: b! - a! + 1 }, (_, i) => a! + i)));
 
@@ -76,7 +55,7 @@ export function uploadInChunks(
         if (have.has(i)) continue;
         const blob = file.slice(i * snap.chunk_size, Math.min(file.size, (i + 1) * snap.chunk_size));
         try {
-          await send('PUT', 'chunk', { 'X-Upload-Id': uploadId, 'X-Chunk-Index': String(i) }, blob, (n) => onProgress(done + n), (x) => (xhr = x));
+          await send('PUT', 'chunk', { 'X-Upload-Id': uploadId, 'X-Chunk-Index': String(i) }, blob, (n) => onProgress(done + n), (xhr = new XMLHttpRequest()));
         } catch (e) {
           if (paused && !canceled && (e as ApiError).code === -1) break;
           throw e;
