@@ -1,9 +1,7 @@
 // One card of the current user's credentials (SSH keys, S3 access keys, app passwords, passkeys): a heading, a table with a delete button per row, and the card's own way to add one.
 import { createResource, type JSX } from 'solid-js';
 import { act } from '../../actions';
-import { confirmAction } from '../../components/Dialog';
-import { t } from '../../i18n';
-import { DataTable } from './Table';
+import { DataTable, DeleteButton } from './Table';
 
 export function KeyCard<T>(props: {
   testid: string;
@@ -32,12 +30,7 @@ export function KeyCard<T>(props: {
           <tr>
             {props.cells(row)}
             <td>
-              <button
-                class="small danger"
-                onClick={async () => (await confirmAction(t('delete'), `${t('delete')} ${props.name(row)}?`)) && (await act(() => props.revoke(row))) && refetch()}
-              >
-                {t('delete')}
-              </button>
+              <DeleteButton name={props.name(row)} onDelete={async () => (await act(() => props.revoke(row))) && refetch()} />
             </td>
           </tr>
         )}

@@ -2,9 +2,8 @@
 import { createResource, type JSX } from 'solid-js';
 import { act } from '../../actions';
 import { api } from '../../api';
-import { confirmAction } from '../../components/Dialog';
 import { t } from '../../i18n';
-import { DataTable, PageHead } from './Table';
+import { DataTable, DeleteButton, PageHead } from './Table';
 
 /** Calls one route of the list, then reloads it. */
 export type ListCall = (route: string, body?: unknown) => Promise<void>;
@@ -49,13 +48,7 @@ export function RecordList<T extends { id: number }>(props: {
                 {t('edit')}
               </button>
               {props.buttons?.(row, call)}
-              <button
-                class="small danger"
-                disabled={props.canDelete ? !props.canDelete(row) : false}
-                onClick={async () => (await confirmAction(t('delete'), `${t('delete')} ${props.name(row)}?`)) && call(`${props.route}/delete?id=${row.id}`)}
-              >
-                {t('delete')}
-              </button>
+              <DeleteButton name={props.name(row)} disabled={props.canDelete ? !props.canDelete(row) : false} onDelete={() => call(`${props.route}/delete?id=${row.id}`)} />
             </td>
           </tr>
         )}

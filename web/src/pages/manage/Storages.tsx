@@ -5,13 +5,12 @@ import { createResource, createSignal, For, Show } from 'solid-js';
 import { createStore } from 'solid-js/store';
 import { act, busyAct } from '../../actions';
 import { api } from '../../api';
-import { confirmAction } from '../../components/Dialog';
 import { t } from '../../i18n';
 import { href, linkClick, navigate } from '../../router';
 import { notify, notifyError } from '../../state';
 import type { FieldSpec } from './Field';
 import FieldGroups from './FieldGroups';
-import { DataTable, PageHead } from './Table';
+import { DataTable, DeleteButton, PageHead } from './Table';
 
 interface Storage {
   id: number;
@@ -50,7 +49,6 @@ const GROUP_OF: Record<string, string> = {
 export function StorageList() {
   const [list, { refetch }] = createResource(() => api<{ content: Storage[] | null; total: number }>('/admin/storage/list?page=1&per_page=1000'));
   const storageAction = async (verb: string, s: Storage) => {
-    if (verb === 'delete' && !(await confirmAction(t('delete'), `${t('delete')} ${s.mount_path}?`))) return;
     await act(() => api(`/admin/storage/${verb}?id=${s.id}`, {}), refetch);
   };
   return (
@@ -81,9 +79,7 @@ export function StorageList() {
               <button class="small" onClick={() => storageAction(s.disabled ? 'enable' : 'disable', s)}>
                 {s.disabled ? t('m.enable') : t('m.disable')}
               </button>
-              <button class="small danger" onClick={() => storageAction('delete', s)}>
-                {t('delete')}
-              </button>
+              <DeleteButton name={s.mount_path} onDelete={() => storageAction('delete', s)} />
             </td>
           </tr>
         )}

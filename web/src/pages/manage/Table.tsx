@@ -1,5 +1,7 @@
 // The building blocks every manage list shares: a heading with its buttons, and a table.
 import { createEffect, For, type JSX } from 'solid-js';
+import { confirmAction } from '../../components/Dialog';
+import { t } from '../../i18n';
 
 export function PageHead(props: { title: string; children?: JSX.Element }) {
   return (
@@ -45,5 +47,14 @@ export function DataTable<T>(props: { columns: string[]; rows: readonly T[] | nu
         </tbody>
       </table>
     </div>
+  );
+}
+
+/** A row's Delete button: asks first, naming the row, then runs `onDelete`. */
+export function DeleteButton(props: { name: string; onDelete: () => unknown; disabled?: boolean }) {
+  return (
+    <button class="small danger" disabled={props.disabled ?? false} onClick={async () => (await confirmAction(t('delete'), `${t('delete')} ${props.name}?`)) && props.onDelete()}>
+      {t('delete')}
+    </button>
   );
 }
