@@ -2,48 +2,32 @@ import { createHash } from 'node:crypto';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import type { Browser, BrowserContext, Page } from 'playwright-core';
+import type { BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { BACKENDS } from '../helpers/backends.js';
-import { launchChromium, requireChromium } from '../helpers/browser.js';
-import { localStorage, makeTree } from '../helpers/files.js';
-import { listenLoopback } from '../helpers/http.js';
-import { startServer, type TestServer } from '../helpers/server.js';
+import { requireChromium } from '../helpers/browser.js';
+import { openWebSession, type WebSession } from '../helpers/web-session.js';
 
 const enabled = requireChromium('the chunked upload browser test');
 const sha = (b: Buffer) => createHash('sha256').update(b).digest('hex');
 
 describe.runIf(enabled)('chunked uploads in the web UI', () => {
-  let s: TestServer;
+  let w: WebSession;
   let base: string;
   let root: string;
   let scratch: string;
-  let browser: Browser;
   let ctx: BrowserContext;
   let page: Page;
-  let admin: string;
 
   beforeAll(async () => {
     scratch = mkdtempSync(path.join(os.tmpdir(), 'atrium-chunked-ui-'));
-    root = makeTree({ 'in/': '' });
-    s = await startServer(BACKENDS[0]!);
-    admin = await s.login();
-    const def = (await s.api('GET', '/api/admin/storage/list', { token: admin })).data.content[0];
-    expect((await s.api('POST', '/api/admin/storage/update', { token: admin, body: { ...def, ...localStorage('/', root) } })).code).toBe(200);
-    // 1 MB chunks: a 6 MiB file goes in 7 of them.
-    await s.api('POST', '/api/admin/setting/save', { token: admin, body: [{ key: 'multipart_chunk_size', value: '1' }] });
-    base = await listenLoopback(s.app);
-    browser = await launchChromium();
-    ctx = await browser.newContext({ viewport: { width: 1200, height: 800 } });
-    page = await ctx.newPage();
+    w = await openWebSession({ 'in/': '' });
+    ({ base, root, ctx, page } = w);
+    // 1 MB chunks: a 6 MiB file goes in 7 of them (the test's own page load reads the setting).
+    await w.s.api('POST', '/api/admin/setting/save', { token: w.admin, body: [{ key: 'multipart_chunk_size', value: '1' }] });
     page.setDefaultTimeout(20_000);
-    await page.goto(`${base}/@login`);
-    await page.evaluate((t) => window.localStorage.setItem('token', t), admin);
   });
   afterAll(async () => {
-    await browser?.close();
-    await s?.destroy();
-    rmSync(root, { recursive: true, force: true });
+    await w?.close();
     rmSync(scratch, { recursive: true, force: true });
   });
 

@@ -1,34 +1,13 @@
-import { execFileSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import type { Browser, BrowserContext, Page } from 'playwright-core';
+import type { BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { BACKENDS } from '../helpers/backends.js';
-import { launchChromium, requireChromium, screenshot } from '../helpers/browser.js';
+import { requireChromium, screenshot } from '../helpers/browser.js';
 import { hasProgram } from '../helpers/daemons.js';
-import { localStorage, makeTree } from '../helpers/files.js';
-import { listenLoopback } from '../helpers/http.js';
-import { startServer, type TestServer } from '../helpers/server.js';
-
-/** A WAV file of `seconds` of silence (16-bit mono, 8 kHz). */
-function wav(seconds: number): Buffer {
-  const data = Buffer.alloc(8000 * 2 * seconds);
-  const h = Buffer.alloc(44);
-  h.write('RIFF', 0);
-  h.writeUInt32LE(36 + data.length, 4);
-  h.write('WAVEfmt ', 8);
-  h.writeUInt32LE(16, 16);
-  h.writeUInt16LE(1, 20);
-  h.writeUInt16LE(1, 22);
-  h.writeUInt32LE(8000, 24);
-  h.writeUInt32LE(16000, 28);
-  h.writeUInt16LE(2, 32);
-  h.writeUInt16LE(16, 34);
-  h.write('data', 36);
-  h.writeUInt32LE(data.length, 40);
-  return Buffer.concat([h, data]);
-}
+import { wav, webmClip } from '../helpers/media.js';
+import type { TestServer } from '../helpers/server.js';
+import { openWebSession, type WebSession } from '../helpers/web-session.js';
 
 const enabled = requireChromium('the media and bulk-operation browser tests');
 const hasFfmpeg = hasProgram('ffmpeg');
@@ -38,14 +17,14 @@ if (!hasFfmpeg) {
 }
 
 describe.runIf(enabled)('media previews and bulk operations in the web UI', () => {
+  let w: WebSession;
   let s: TestServer;
   let base: string;
   let root: string;
   let scratch: string;
-  let browser: Browser;
   let ctx: BrowserContext;
   let page: Page;
-  const row = (name: string) => page.locator(`[data-testid=row][data-name="${name}"]`);
+  const row = (name: string) => w.row(name);
   const waitForDisk = async (p: string, exists = true) => {
     for (let i = 0; i < 100 && existsSync(p) !== exists; i++) await new Promise((r) => setTimeout(r, 50));
     expect(existsSync(p), p).toBe(exists);
@@ -53,8 +32,9 @@ describe.runIf(enabled)('media previews and bulk operations in the web UI', () =
 
   beforeAll(async () => {
     scratch = mkdtempSync(path.join(os.tmpdir(), 'atrium-media-'));
-    root = makeTree({
+    w = await openWebSession({
       'media/sound.wav': wav(2),
+      ...(hasFfmpeg ? { 'media/clip.webm': webmClip() } : {}),
       'bulk/report-1.txt': 'one',
       'bulk/report-2.txt': 'two',
       'bulk/keep.txt': 'keep',
@@ -63,25 +43,10 @@ describe.runIf(enabled)('media previews and bulk operations in the web UI', () =
       'documented/README.md': '# From the file\n\n<script>window.__pwned = 1</script>',
       'documented/other.txt': 'o',
     });
-    if (hasFfmpeg) {
-      execFileSync('ffmpeg', ['-hide_banner', '-loglevel', 'error', '-y', '-f', 'lavfi', '-i', 'testsrc=duration=2:size=160x120:rate=10', '-c:v', 'libvpx', '-b:v', '100k', path.join(root, 'media', 'clip.webm')]);
-    }
-    s = await startServer(BACKENDS[0]!);
-    const admin = await s.login();
-    const def = (await s.api('GET', '/api/admin/storage/list', { token: admin })).data.content[0];
-    expect((await s.api('POST', '/api/admin/storage/update', { token: admin, body: { ...def, ...localStorage('/', root) } })).code).toBe(200);
-    base = await listenLoopback(s.app);
-    browser = await launchChromium();
-    ctx = await browser.newContext({ viewport: { width: 1200, height: 800 } });
-    page = await ctx.newPage();
-    page.setDefaultTimeout(15_000);
-    await page.goto(`${base}/@login`);
-    await page.evaluate((t) => window.localStorage.setItem('token', t), admin);
+    ({ s, base, root, ctx, page } = w);
   });
   afterAll(async () => {
-    await browser?.close();
-    await s?.destroy();
-    rmSync(root, { recursive: true, force: true });
+    await w?.close();
     rmSync(scratch, { recursive: true, force: true });
   });
 

@@ -1,30 +1,8 @@
-import { execFileSync } from 'node:child_process';
-import { copyFileSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { requireChromium, screenshot } from '../helpers/browser.js';
 import { hasProgram } from '../helpers/daemons.js';
+import { wav, webmClip } from '../helpers/media.js';
 import { openWebSession, type WebSession } from '../helpers/web-session.js';
-
-/** A WAV file of `seconds` of silence (16-bit mono, 8 kHz). */
-function wav(seconds: number): Buffer {
-  const data = Buffer.alloc(8000 * 2 * seconds);
-  const h = Buffer.alloc(44);
-  h.write('RIFF', 0);
-  h.writeUInt32LE(36 + data.length, 4);
-  h.write('WAVEfmt ', 8);
-  h.writeUInt32LE(16, 16);
-  h.writeUInt16LE(1, 20);
-  h.writeUInt16LE(1, 22);
-  h.writeUInt32LE(8000, 24);
-  h.writeUInt32LE(16000, 28);
-  h.writeUInt16LE(2, 32);
-  h.writeUInt16LE(16, 34);
-  h.write('data', 36);
-  h.writeUInt32LE(data.length, 40);
-  return Buffer.concat([h, data]);
-}
 
 const SRT = '1\r\n00:00:00,000 --> 00:00:01,000\r\nHello from the SRT\r\n\r\n2\r\n00:00:01,000 --> 00:00:02,000\r\nSecond line\r\n';
 const ASS = `[Script Info]
@@ -44,11 +22,7 @@ describe.runIf(enabled && hasFfmpeg)('video and audio players', () => {
   const video = () => w.page.locator('[data-testid=preview-video] video');
 
   beforeAll(async () => {
-    const scratch = mkdtempSync(path.join(os.tmpdir(), 'atrium-clip-'));
-    const clip = path.join(scratch, 'clip.webm');
-    execFileSync('ffmpeg', ['-hide_banner', '-loglevel', 'error', '-y', '-f', 'lavfi', '-i', 'testsrc=duration=2:size=160x120:rate=10', '-c:v', 'libvpx', '-b:v', '100k', clip]);
-    const bytes = readFileSync(clip);
-    rmSync(scratch, { recursive: true, force: true });
+    const bytes = webmClip();
     w = await openWebSession({
       'media/clip.webm': bytes,
       'media/clip.srt': SRT,
