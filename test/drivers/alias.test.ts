@@ -9,18 +9,10 @@ import { startServer, type TestServer } from '../helpers/server.js';
 import { driverConformance } from './conformance.js';
 import { download, mount, names, storageRow } from './mount.js';
 import { readHostFile, writeTree } from './peer-files.js';
-import { afterNextServerStart } from './server-hook.js';
+import { mountLocalsOnNextStart } from './server-hook.js';
 
 // The suite's own server gets the storages the alias points at (see server-hook.ts).
-vi.mock('../helpers/server.js', async (importOriginal) => {
-  const mod = await importOriginal<typeof import('../helpers/server.js')>();
-  const { runAfterStart: after } = await import('./server-hook.js');
-  return { ...mod, startServer: async (...args: Parameters<typeof mod.startServer>) => {
-    const s = await mod.startServer(...args);
-    await after(s);
-    return s;
-  } };
-});
+vi.mock('../helpers/server.js', async (importOriginal) => (await import('./server-hook.js')).withStartHook(await importOriginal()));
 
 describe('Alias paths text', () => {
   it('names entries by base name or name: prefix and merges same names in order', () => {
@@ -142,13 +134,7 @@ driverConformance('Alias (two merged Local folders)', async () => {
   const first = path.join(base, 'first');
   mkdirSync(first);
   const second = makeTree({ 'only-in-second.txt': 'second' }, path.join(base, 'second'));
-  afterNextServerStart(async (s) => {
-    const token = await s.login();
-    for (const [mp, root] of [['/target1', first], ['/target2', second]] as const) {
-      const r = await s.api('POST', '/api/admin/storage/create', { token, body: localStorage(mp, root) });
-      expect(r.code, r.message).toBe(200);
-    }
-  });
+  mountLocalsOnNextStart({ '/target1': first, '/target2': second });
   return {
     storage: { driver: 'Alias', addition: { paths: 'd:/target1\nd:/target2', protect_same_name: false } },
     seed: async (tree) => writeTree(first, tree),

@@ -9,21 +9,10 @@ import { localStorage, makeTree } from '../helpers/files.js';
 import { startServer, type TestServer } from '../helpers/server.js';
 import { driverConformance } from './conformance.js';
 import { download, mount, names, storageRow } from './mount.js';
-import { afterNextServerStart } from './server-hook.js';
+import { localOnNextStart } from './server-hook.js';
 
 // The suite's own server gets the Local storage the chunks are stored in (see server-hook.ts).
-vi.mock('../helpers/server.js', async (importOriginal) => {
-  const mod = await importOriginal<typeof import('../helpers/server.js')>();
-  const { runAfterStart: after } = await import('./server-hook.js');
-  return {
-    ...mod,
-    startServer: async (...args: Parameters<typeof mod.startServer>) => {
-      const s = await mod.startServer(...args);
-      await after(s);
-      return s;
-    },
-  };
-});
+vi.mock('../helpers/server.js', async (importOriginal) => (await import('./server-hook.js')).withStartHook(await importOriginal()));
 
 const PREFIX = '[openlist_chunk]';
 
@@ -39,14 +28,7 @@ function readChunked(root: string, rel: string, ext = ''): Buffer | undefined {
 }
 
 driverConformance('Chunk over a Local folder (1 MiB parts)', async () => {
-  const base = mkdtempSync(path.join(os.tmpdir(), 'atrium-conf-chunk-'));
-  const root = makeTree({ 'outside-marker.txt': 'outside', 'root/': '' }, base);
-  const served = path.join(root, 'root');
-  afterNextServerStart(async (s) => {
-    const token = await s.login();
-    const r = await s.api('POST', '/api/admin/storage/create', { token, body: localStorage('/parts', served) });
-    expect(r.code, r.message).toBe(200);
-  });
+  const { base, served } = localOnNextStart('chunk', '/parts');
   return {
     storage: { driver: 'Chunk', addition: { remote_path: '/parts', part_size: 1024 * 1024 } },
     peerRead: async (rel) => readChunked(served, rel),

@@ -17,21 +17,10 @@ import { startServer, type TestServer } from '../helpers/server.js';
 import { driverConformance } from './conformance.js';
 import { download, mount, names } from './mount.js';
 import { writeTree } from './peer-files.js';
-import { afterNextServerStart } from './server-hook.js';
+import { mountLocalsOnNextStart } from './server-hook.js';
 
 // The suite's own server gets the Local storage the crypt storage writes into (see server-hook.ts).
-vi.mock('../helpers/server.js', async (importOriginal) => {
-  const mod = await importOriginal<typeof import('../helpers/server.js')>();
-  const { runAfterStart } = await import('./server-hook.js');
-  return {
-    ...mod,
-    startServer: async (...args: Parameters<typeof mod.startServer>) => {
-      const s = await mod.startServer(...args);
-      await runAfterStart(s);
-      return s;
-    },
-  };
-});
+vi.mock('../helpers/server.js', async (importOriginal) => (await import('./server-hook.js')).withStartHook(await importOriginal()));
 
 const run = promisify(execFile);
 const HAS_RCLONE = hasProgram('rclone');
@@ -309,11 +298,7 @@ driverConformance(
       RCLONE_CONFIG_C_FILENAME_ENCODING: 'base64',
     };
     const rclone = (...args: string[]) => run('rclone', ['--config', '/dev/null', ...args], { env, encoding: 'buffer', maxBuffer: 64 << 20 });
-    afterNextServerStart(async (s) => {
-      const token = await s.login();
-      const r = await s.api('POST', '/api/admin/storage/create', { token, body: localStorage('/vault', enc) });
-      expect(r.code, r.message).toBe(200);
-    });
+    mountLocalsOnNextStart({ '/vault': enc });
     let seeds = 0;
     return {
       storage: {

@@ -9,34 +9,16 @@ import { startServer, type TestServer } from '../helpers/server.js';
 import { driverConformance, FIXTURE } from './conformance.js';
 import { download, mount, names, storageRow } from './mount.js';
 import { writeTree } from './peer-files.js';
-import { afterNextServerStart } from './server-hook.js';
+import { localOnNextStart } from './server-hook.js';
 
 // The suite's own server gets the Local storage the Strm storage shows (see server-hook.ts).
-vi.mock('../helpers/server.js', async (importOriginal) => {
-  const mod = await importOriginal<typeof import('../helpers/server.js')>();
-  const { runAfterStart: after } = await import('./server-hook.js');
-  return {
-    ...mod,
-    startServer: async (...args: Parameters<typeof mod.startServer>) => {
-      const s = await mod.startServer(...args);
-      await after(s);
-      return s;
-    },
-  };
-});
+vi.mock('../helpers/server.js', async (importOriginal) => (await import('./server-hook.js')).withStartHook(await importOriginal()));
 
 const SITE = 'http://127.0.0.1:5244';
 
 driverConformance('Strm over a Local folder (text and binary files passed through)', async () => {
-  const base = mkdtempSync(path.join(os.tmpdir(), 'atrium-conf-strm-'));
-  const root = makeTree({ 'outside-marker.txt': 'outside', 'root/': '' }, base);
-  const served = path.join(root, 'root');
+  const { base, served } = localOnNextStart('strm', '/media');
   writeTree(served, FIXTURE);
-  afterNextServerStart(async (s) => {
-    const token = await s.login();
-    const r = await s.api('POST', '/api/admin/storage/create', { token, body: localStorage('/media', served) });
-    expect(r.code, r.message).toBe(200);
-  });
   return {
     storage: { driver: 'Strm', addition: { paths: '/media', siteUrl: SITE, downloadFileTypes: 'srt,txt,bin' } },
     caps: { write: false },
