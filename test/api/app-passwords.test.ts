@@ -12,7 +12,7 @@ import { startFtpServer } from '../../src/protocols/ftp/server.js';
 import { BACKENDS } from '../helpers/backends.js';
 import { hasProgram } from '../helpers/daemons.js';
 import { localStorage, makeTree } from '../helpers/files.js';
-import { startServer, type TestServer } from '../helpers/server.js';
+import { serverForSuite, startServer, type TestServer } from '../helpers/server.js';
 import { startSftp } from '../helpers/sftp.js';
 import { listen } from '../webdav/dav-helpers.js';
 
@@ -37,12 +37,9 @@ async function userWith2fa(s: TestServer, admin: string, username: string): Prom
 describe.each(BACKENDS)('app passwords API on $name', (backend) => {
   let s: TestServer;
   let admin: string;
-  beforeAll(async () => {
-    s = await startServer(backend);
-    admin = await s.login();
-  });
-  afterAll(async () => {
-    await s.destroy();
+  serverForSuite(backend, (started, token) => {
+    s = started;
+    admin = token;
   });
 
   it('creates (secret shown once, stored hashed), lists, refuses duplicates and others\' ids, revokes', async () => {

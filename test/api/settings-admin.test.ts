@@ -1,17 +1,14 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { BACKENDS } from '../helpers/backends.js';
 import { localStorage, makeTree } from '../helpers/files.js';
-import { startServer, type TestServer } from '../helpers/server.js';
+import { serverForSuite, type TestServer } from '../helpers/server.js';
 
 describe.each(BACKENDS)('settings admin on $name', (backend) => {
   let s: TestServer;
   let admin: string;
-  beforeAll(async () => {
-    s = await startServer(backend);
-    admin = await s.login();
-  });
-  afterAll(async () => {
-    await s.destroy();
+  serverForSuite(backend, (started, token) => {
+    s = started;
+    admin = token;
   });
 
   it('lists all items (token included) or by group, ordered by index; gets by key or keys', async () => {

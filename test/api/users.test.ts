@@ -1,16 +1,13 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { BACKENDS } from '../helpers/backends.js';
-import { startServer, type TestServer } from '../helpers/server.js';
+import { serverForSuite, type TestServer } from '../helpers/server.js';
 
 describe.each(BACKENDS)('users admin on $name', (backend) => {
   let s: TestServer;
   let admin: string;
-  beforeAll(async () => {
-    s = await startServer(backend);
-    admin = await s.login();
-  });
-  afterAll(async () => {
-    await s.destroy();
+  serverForSuite(backend, (started, token) => {
+    s = started;
+    admin = token;
   });
 
   it('lists the seeded admin and guest in id order, paged', async () => {

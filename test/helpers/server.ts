@@ -9,6 +9,7 @@ import { dropAll } from '../../src/db/migrations.js';
 import { buildApp } from '../../src/server/app.js';
 import type { Backend } from './backends.js';
 import pino from 'pino';
+import { afterAll, beforeAll } from 'vitest';
 
 export const ADMIN_PASSWORD = 'admin-pass-1';
 
@@ -93,4 +94,16 @@ export async function startServer(backend: Backend, opts: TestServerOptions = {}
     },
   };
   return server;
+}
+
+/** A server for the enclosing suite: started before its tests (`ready` gets it and the admin's token), destroyed after them. */
+export function serverForSuite(backend: Backend, ready: (s: TestServer, admin: string) => void, opts: TestServerOptions = {}): void {
+  let s: TestServer | undefined;
+  beforeAll(async () => {
+    s = await startServer(backend, opts);
+    ready(s, await s.login());
+  });
+  afterAll(async () => {
+    await s?.destroy();
+  });
 }
