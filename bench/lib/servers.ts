@@ -29,6 +29,17 @@ export async function versionOf(cmd: string, args: string[]): Promise<string> {
   }
 }
 
+/** Waits for `url` on the started `proc`, then `ready()`; when either fails the process is stopped and the error thrown. */
+async function whenUp<T>(proc: Proc, url: string, wait: { timeoutMs: number; expect?: string; signal?: AbortSignal }, ready: () => T | Promise<T>): Promise<T> {
+  try {
+    await waitHttp(url, { proc, ...wait });
+    return await ready();
+  } catch (err) {
+    await proc.stop();
+    throw err;
+  }
+}
+
 // ---------------------------------------------------------------------------------------------
 // Atrium
 
@@ -89,15 +100,11 @@ export async function startAtrium(repoRoot: string, dataDir: string, opts: { pas
     },
   });
   const base = `http://127.0.0.1:${port}`;
-  try {
-    await waitHttp(`${base}/ping`, { proc, expect: 'pong', timeoutMs: 30_000, signal: opts.signal });
+  return whenUp(proc, `${base}/ping`, { expect: 'pong', timeoutMs: 30_000, signal: opts.signal }, async () => {
     const { data } = await apiCall<{ token: string }>(base, '/api/auth/login', { body: { username: 'admin', password } });
     if (!data?.token) throw new Error('/api/auth/login answered without data.token');
     return { name: 'atrium', base, port, proc, password, dataDir, token: data.token, stop: () => proc.stop(10_000) };
-  } catch (err) {
-    await proc.stop();
-    throw err;
-  }
+  });
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -154,45 +161,26 @@ http {
   writeFileSync(t('nginx.conf'), conf);
   const proc = startProcess('nginx', 'nginx', ['-e', t('error.log'), '-c', t('nginx.conf'), '-p', workDir]);
   const base = `http://127.0.0.1:${port}`;
-  try {
-    await waitHttp(`${base}/`, { proc, timeoutMs: 15_000, signal: opts.signal });
-    return { name: 'nginx', base, port, proc, stop: () => proc.stop(5000) };
-  } catch (err) {
-    await proc.stop();
-    throw err;
-  }
+  return whenUp(proc, `${base}/`, { timeoutMs: 15_000, signal: opts.signal }, () => ({ name: 'nginx', base, port, proc, stop: () => proc.stop(5000) }));
 }
 
 // ---------------------------------------------------------------------------------------------
 // rclone
 
-/** `rclone serve http <root> --addr 127.0.0.1:<port>` with an empty private config. */
-export async function startRclone(root: string, workDir: string, opts: { signal?: AbortSignal } = {}): Promise<Server> {
-  const port = await freePort();
-  mkdirSync(workDir, { recursive: true });
-  const conf = path.join(workDir, 'rclone.conf');
-  writeFileSync(conf, '');
-  const proc = startProcess(
-    'rclone',
-    'rclone',
-    ['serve', 'http', root, '--addr', `127.0.0.1:${port}`, '--read-only', '--config', conf, '--cache-dir', path.join(workDir, 'cache'), '--log-level', 'ERROR'],
-    { env: { ...process.env, HOME: workDir } },
-  );
-  const base = `http://127.0.0.1:${port}`;
-  try {
-    await waitHttp(`${base}/`, { proc, timeoutMs: 15_000, signal: opts.signal });
-    return { name: 'rclone', base, port, proc, stop: () => proc.stop(5000) };
-  } catch (err) {
-    await proc.stop();
-    throw err;
-  }
+/** `rclone serve http <root> --addr 127.0.0.1:<port>` (read-only) with an empty private config. */
+export function startRclone(root: string, workDir: string, opts: { signal?: AbortSignal } = {}): Promise<Server> {
+  return startRcloneServe('http', ['--read-only'], root, workDir, opts);
 }
 
 /**
  * `rclone serve webdav <root> --addr 127.0.0.1:<port>` with an empty private config and the
  * default `--vfs-cache-mode off` (a PUT streams straight into the file).
  */
-export async function startRcloneWebdav(root: string, workDir: string, opts: { signal?: AbortSignal } = {}): Promise<Server> {
+export function startRcloneWebdav(root: string, workDir: string, opts: { signal?: AbortSignal } = {}): Promise<Server> {
+  return startRcloneServe('webdav', [], root, workDir, opts);
+}
+
+async function startRcloneServe(protocol: 'http' | 'webdav', flags: string[], root: string, workDir: string, opts: { signal?: AbortSignal }): Promise<Server> {
   const port = await freePort();
   mkdirSync(workDir, { recursive: true });
   const conf = path.join(workDir, 'rclone.conf');
@@ -200,15 +188,9 @@ export async function startRcloneWebdav(root: string, workDir: string, opts: { s
   const proc = startProcess(
     'rclone',
     'rclone',
-    ['serve', 'webdav', root, '--addr', `127.0.0.1:${port}`, '--config', conf, '--cache-dir', path.join(workDir, 'cache'), '--log-level', 'ERROR'],
+    ['serve', protocol, root, '--addr', `127.0.0.1:${port}`, ...flags, '--config', conf, '--cache-dir', path.join(workDir, 'cache'), '--log-level', 'ERROR'],
     { env: { ...process.env, HOME: workDir } },
   );
   const base = `http://127.0.0.1:${port}`;
-  try {
-    await waitHttp(`${base}/`, { proc, timeoutMs: 15_000, signal: opts.signal });
-    return { name: 'rclone', base, port, proc, stop: () => proc.stop(5000) };
-  } catch (err) {
-    await proc.stop();
-    throw err;
-  }
+  return whenUp(proc, `${base}/`, { timeoutMs: 15_000, signal: opts.signal }, () => ({ name: 'rclone', base, port, proc, stop: () => proc.stop(5000) }));
 }
