@@ -20,9 +20,9 @@ import { Redis } from 'ioredis';
 import { openDatabase } from '../src/db/index.js';
 import { dropAll } from '../src/db/migrations.js';
 import type { Config } from '../src/config/defaults.js';
-import { apiCall, waitHttp } from './lib/http.js';
-import { freePort, groupCpuSeconds, makeTempDir, removeTempDir, runCommand, startProcess } from './lib/proc.js';
-import { startAtrium, versionOf, which, type Atrium, type Server } from './lib/servers.js';
+import { apiCall } from './lib/http.js';
+import { groupCpuSeconds, makeTempDir, removeTempDir, runCommand } from './lib/proc.js';
+import { startAtrium, startNginxConfig, versionOf, which, type Atrium, type Server } from './lib/servers.js';
 import { GiB } from './lib/stats.js';
 import { shortError } from './lib/report.js';
 import type { AreaResult, BenchContext, BenchModule, SummaryRow } from './lib/types.js';
@@ -116,26 +116,11 @@ function answers(host: string, port: number): Promise<boolean> {
 }
 
 /** nginx with one worker, proxying to the given loopback ports with keep-alive upstream connections. */
-async function startBalancer(workDir: string, ports: number[], signal: AbortSignal): Promise<Server> {
-  const port = await freePort();
-  mkdirSync(workDir, { recursive: true });
-  const t = (f: string) => path.join(workDir, f);
-  for (const d of ['client_body', 'proxy', 'fastcgi', 'uwsgi', 'scgi']) mkdirSync(t(d), { recursive: true });
-  const conf = `# written by bench/load.ts
-${process.getuid?.() === 0 ? 'user root root;' : ''}
-daemon off;
-worker_processes 1;
-pid ${t('nginx.pid')};
-error_log ${t('error.log')} warn;
-events { worker_connections 4096; }
-http {
-  access_log off;
-  client_body_temp_path ${t('client_body')};
-  proxy_temp_path ${t('proxy')};
-  fastcgi_temp_path ${t('fastcgi')};
-  uwsgi_temp_path ${t('uwsgi')};
-  scgi_temp_path ${t('scgi')};
-  upstream atrium {
+function startBalancer(workDir: string, ports: number[], signal: AbortSignal): Promise<Server> {
+  return startNginxConfig(
+    'nginx-balancer',
+    workDir,
+    (port) => `  upstream atrium {
 ${ports.map((p) => `    server 127.0.0.1:${p};`).join('\n')}
     keepalive 128;
   }
@@ -147,61 +132,24 @@ ${ports.map((p) => `    server 127.0.0.1:${p};`).join('\n')}
       proxy_set_header Connection "";
       proxy_buffering on;
     }
-  }
-}
-`;
-  writeFileSync(t('nginx.conf'), conf);
-  const proc = startProcess('nginx-balancer', 'nginx', ['-e', t('error.log'), '-c', t('nginx.conf'), '-p', workDir]);
-  const base = `http://127.0.0.1:${port}`;
-  try {
-    await waitHttp(`${base}/ping`, { proc, expect: 'pong', timeoutMs: 15_000, signal });
-    return { name: 'nginx', base, port, proc, stop: () => proc.stop(5000) };
-  } catch (err) {
-    await proc.stop();
-    throw err;
-  }
+  }`,
+    { workers: 1, connections: 4096, accessLog: false, ready: { path: '/ping', expect: 'pong' }, signal },
+  );
 }
 
 /** nginx with one worker serving `root` with `autoindex_format json` (the listing peer). */
-async function startAutoindex(root: string, workDir: string, signal: AbortSignal): Promise<Server> {
-  const port = await freePort();
-  mkdirSync(workDir, { recursive: true });
-  const t = (f: string) => path.join(workDir, f);
-  for (const d of ['client_body', 'proxy', 'fastcgi', 'uwsgi', 'scgi']) mkdirSync(t(d), { recursive: true });
-  writeFileSync(
-    t('nginx.conf'),
-    `# written by bench/load.ts
-${process.getuid?.() === 0 ? 'user root root;' : ''}
-daemon off;
-worker_processes 1;
-pid ${t('nginx.pid')};
-error_log ${t('error.log')} warn;
-events { worker_connections 4096; }
-http {
-  access_log off;
-  client_body_temp_path ${t('client_body')};
-  proxy_temp_path ${t('proxy')};
-  fastcgi_temp_path ${t('fastcgi')};
-  uwsgi_temp_path ${t('uwsgi')};
-  scgi_temp_path ${t('scgi')};
-  server {
+function startAutoindex(root: string, workDir: string, signal: AbortSignal): Promise<Server> {
+  return startNginxConfig(
+    'nginx-autoindex',
+    workDir,
+    (port) => `  server {
     listen 127.0.0.1:${port};
     root ${root};
     location / { autoindex on; autoindex_format json; }
     location = /ping { return 200 pong; }
-  }
-}
-`,
+  }`,
+    { workers: 1, connections: 4096, accessLog: false, ready: { path: '/ping', expect: 'pong' }, signal },
   );
-  const proc = startProcess('nginx-autoindex', 'nginx', ['-e', t('error.log'), '-c', t('nginx.conf'), '-p', workDir]);
-  const base = `http://127.0.0.1:${port}`;
-  try {
-    await waitHttp(`${base}/ping`, { proc, expect: 'pong', timeoutMs: 15_000, signal });
-    return { name: 'nginx', base, port, proc, stop: () => proc.stop(5000) };
-  } catch (err) {
-    await proc.stop();
-    throw err;
-  }
 }
 
 /** Value of an unlabelled sample in a Prometheus exposition. */

@@ -126,6 +126,38 @@ export async function startNginxDav(root: string, workDir: string, opts: { signa
 }
 
 async function startNginxWith(root: string, workDir: string, locationBody: string, opts: { signal?: AbortSignal }): Promise<Server> {
+  return startNginxConfig(
+    'nginx',
+    workDir,
+    (port) => `  default_type application/octet-stream;
+  sendfile on;
+  tcp_nopush on;
+  keepalive_timeout 65;
+  server {
+    listen 127.0.0.1:${port};
+    server_name localhost;
+    root ${root};
+    location / { ${locationBody}}
+  }`,
+    { workers: 'auto', connections: 1024, accessLog: true, signal: opts.signal },
+  );
+}
+
+export interface NginxOptions {
+  workers: 'auto' | number;
+  connections: number;
+  /** Log every request to `<workDir>/access.log` (else `access_log off`). */
+  accessLog: boolean;
+  /** The path waited for, and the body it must answer (default: `/`, any answer). */
+  ready?: { path: string; expect: string };
+  signal?: AbortSignal;
+}
+
+/**
+ * nginx (process `name`) with a private config in `workDir`: its temp folders, pid and logs
+ * there, and `http(port)` (the server blocks, on the free `port` it is given) inside the http block.
+ */
+export async function startNginxConfig(name: string, workDir: string, http: (port: number) => string, opts: NginxOptions): Promise<Server> {
   const port = await freePort();
   mkdirSync(workDir, { recursive: true });
   const t = (f: string) => path.join(workDir, f);
@@ -135,33 +167,24 @@ async function startNginxWith(root: string, workDir: string, locationBody: strin
 ${asRoot ? 'user root root;  # the files live in a root-owned temp folder' : ''}
 daemon off;
 master_process on;
-worker_processes auto;
+worker_processes ${opts.workers};
 pid ${t('nginx.pid')};
 error_log ${t('error.log')} warn;
-events { worker_connections 1024; }
+events { worker_connections ${opts.connections}; }
 http {
-  access_log ${t('access.log')};
+  access_log ${opts.accessLog ? t('access.log') : 'off'};
   client_body_temp_path ${t('client_body')};
   proxy_temp_path ${t('proxy')};
   fastcgi_temp_path ${t('fastcgi')};
   uwsgi_temp_path ${t('uwsgi')};
   scgi_temp_path ${t('scgi')};
-  default_type application/octet-stream;
-  sendfile on;
-  tcp_nopush on;
-  keepalive_timeout 65;
-  server {
-    listen 127.0.0.1:${port};
-    server_name localhost;
-    root ${root};
-    location / { ${locationBody}}
-  }
+${http(port)}
 }
 `;
   writeFileSync(t('nginx.conf'), conf);
-  const proc = startProcess('nginx', 'nginx', ['-e', t('error.log'), '-c', t('nginx.conf'), '-p', workDir]);
+  const proc = startProcess(name, 'nginx', ['-e', t('error.log'), '-c', t('nginx.conf'), '-p', workDir]);
   const base = `http://127.0.0.1:${port}`;
-  return whenUp(proc, `${base}/`, { timeoutMs: 15_000, signal: opts.signal }, () => ({ name: 'nginx', base, port, proc, stop: () => proc.stop(5000) }));
+  return whenUp(proc, `${base}${opts.ready?.path ?? '/'}`, { expect: opts.ready?.expect, timeoutMs: 15_000, signal: opts.signal }, () => ({ name: 'nginx', base, port, proc, stop: () => proc.stop(5000) }));
 }
 
 // ---------------------------------------------------------------------------------------------
