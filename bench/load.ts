@@ -35,29 +35,6 @@ const AUTOINDEX_FILES = 1000;
 const PG = { host: process.env.ATRIUM_TEST_PG_HOST ?? '127.0.0.1', port: Number(process.env.ATRIUM_TEST_PG_PORT ?? 5432), user: process.env.ATRIUM_TEST_PG_USER ?? 'postgres', name: process.env.ATRIUM_TEST_PG_DB ?? 'test' };
 const REDIS_URL = process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379';
 
-/** wrk script: a POST with a JSON body; every answer not HTTP 200 + envelope 200 is an error. */
-const WRK_SCRIPT = `
-local threads = {}
-function setup(thread) table.insert(threads, thread) end
-function init(args)
-  bad = 0
-  wrk.method = "POST"
-  wrk.body = os.getenv("WRK_BODY")
-  wrk.headers["Content-Type"] = "application/json"
-  wrk.headers["Authorization"] = os.getenv("WRK_TOKEN")
-end
-function response(status, headers, body)
-  if status ~= 200 or string.sub(body, 1, 11) ~= '{"code":200' then bad = bad + 1 end
-end
-function done(summary, latency, requests)
-  local b = 0
-  for _, t in ipairs(threads) do b = b + t:get("bad") end
-  local e = summary.errors
-  io.write(string.format('RESULT {"requests":%d,"duration_us":%d,"bad":%d,"connect":%d,"read":%d,"write":%d,"status":%d,"timeout":%d,"p50_us":%d,"p99_us":%d,"max_us":%d}\\n',
-    summary.requests, summary.duration, b, e.connect, e.read, e.write, e.status, e.timeout, latency:percentile(50), latency:percentile(99), latency.max))
-end
-`;
-
 interface WrkResult {
   requests: number;
   duration_us: number;
@@ -72,8 +49,11 @@ interface WrkResult {
   max_us: number;
 }
 
-/** wrk script: GET; every answer not HTTP 200 with a JSON body of the expected kind is an error. */
-const WRK_GET_SCRIPT = `
+/**
+ * wrk script: a POST of WRK_BODY (JSON) when it is set, else a GET; every answer that is not
+ * HTTP 200 with a body starting with WRK_PREFIX (an envelope of code 200, a JSON array) is an error.
+ */
+const WRK_SCRIPT = `
 local threads = {}
 function setup(thread) table.insert(threads, thread) end
 function init(args)
@@ -170,10 +150,10 @@ async function redisCommands(redis: Redis): Promise<number> {
   return m ? Number(m[1]) : Number.NaN;
 }
 
-async function runWrk(url: string, body: unknown, token: string, seconds: number, scriptFile: string, signal: AbortSignal, extraEnv: Record<string, string> = {}): Promise<WrkResult> {
+async function runWrk(url: string, body: unknown, token: string, seconds: number, scriptFile: string, signal: AbortSignal, prefix = '{"code":200'): Promise<WrkResult> {
   if (signal.aborted) throw signal.reason;
   const r = await runCommand('wrk', 'wrk', ['-t2', `-c${CONNECTIONS}`, `-d${seconds}s`, '--timeout', '10s', '-s', scriptFile, url], {
-    env: { ...process.env, WRK_BODY: body === undefined ? '' : JSON.stringify(body), WRK_TOKEN: token, ...extraEnv },
+    env: { ...process.env, WRK_BODY: body === undefined ? '' : JSON.stringify(body), WRK_TOKEN: token, WRK_PREFIX: prefix },
     timeoutMs: (seconds + 30) * 1000,
   });
   const line = r.output.split('\n').find((l) => l.startsWith('RESULT '));
@@ -231,10 +211,8 @@ export const loadBench: BenchModule = {
       const folder1k = path.join(dirs[0]!, 'files/bench1k');
       mkdirSync(folder1k, { recursive: true });
       for (let i = 0; i < AUTOINDEX_FILES; i++) writeFileSync(path.join(folder1k, `file-${String(i).padStart(4, '0')}.txt`), randomBytes(64));
-      const scriptFile = path.join(tmp, 'post.lua');
+      const scriptFile = path.join(tmp, 'wrk.lua');
       writeFileSync(scriptFile, WRK_SCRIPT);
-      const getScript = path.join(tmp, 'get.lua');
-      writeFileSync(getScript, WRK_GET_SCRIPT);
       const redis = new Redis(REDIS_URL);
       redisClient = redis;
 
@@ -270,7 +248,7 @@ export const loadBench: BenchModule = {
         ] as const) {
           ctx.log(`wrk ${name} listing of ${AUTOINDEX_FILES} entries, ${CONNECTIONS} connections, ${seconds} s`);
           try {
-            const r = await runWrk(url, body, token, seconds, getScript, ctx.signal, { WRK_PREFIX: prefix });
+            const r = await runWrk(url, body, token, seconds, scriptFile, ctx.signal, prefix);
             listing1k[name] = r;
             peerRows.push([name === 'atrium' ? 'Atrium POST /api/fs/list (cached), 1 process' : 'nginx autoindex_format json, 1 worker', sizes[name], Math.round(rps(r)), errorCount(r), r.p50_us / 1000, r.p99_us / 1000]);
           } catch (err) {
