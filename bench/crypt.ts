@@ -19,10 +19,11 @@ import { createBigFile, warmPageCache } from './lib/files.js';
 import { makeTempDir, removeTempDir, runCommand, timedBash } from './lib/proc.js';
 import { startAtrium, versionOf, which, type Atrium } from './lib/servers.js';
 import { fmtBytes, median, MiB } from './lib/stats.js';
+import { errorText } from './lib/report.js';
 import type { AreaResult, BenchContext, BenchModule } from './lib/types.js';
 
 const PASSWORD = 'bench crypt password';
-const errMsg = (err: unknown) => (err instanceof Error ? err.message : String(err)).split('\n').slice(0, 4).join(' / ');
+const errMsg = (err: unknown) => errorText(err, 4);
 const loadavg = () => os.loadavg().map((v) => v.toFixed(2)).join(' / ');
 
 async function sha256File(file: string): Promise<string> {

@@ -24,6 +24,7 @@ import { apiCall, parallelDownload } from './lib/http.js';
 import { makeTempDir, removeTempDir, rssOf, sampleRss, timedBash } from './lib/proc.js';
 import { startAtrium, versionOf, which, type Atrium } from './lib/servers.js';
 import { fmtBytes, fmtNum, median, MiB, nowMs } from './lib/stats.js';
+import { errorText } from './lib/report.js';
 import type { AreaResult, BenchContext, BenchModule, SummaryRow } from './lib/types.js';
 
 const LIST_RUNS = 3;
@@ -37,7 +38,7 @@ interface Subject {
   env: Record<string, string>;
 }
 
-const errMsg = (err: unknown) => (err instanceof Error ? err.message : String(err)).split('\n').slice(0, 4).join(' / ');
+const errMsg = (err: unknown) => errorText(err, 4);
 
 async function seedS3(peer: S3Peer, count: number, bigFile: string, signal: AbortSignal): Promise<void> {
   const keys = Array.from({ length: count }, (_, i) => `list/f-${String(i).padStart(6, '0')}.txt`);

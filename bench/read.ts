@@ -21,7 +21,8 @@ import { createBigFile, createSmallFiles, rawList, rawListSync, readSlice, warmP
 import { makeTempDir, removeTempDir, sampleRss, rssOf, sleep } from './lib/proc.js';
 import { startAtrium, startNginx, startRclone, versionOf, which, type Atrium, type Server } from './lib/servers.js';
 import { fmtBytes, fmtNum, GiB, median, MiB, nowMs, summarize, type Summary } from './lib/stats.js';
-import { shortError } from './lib/report.js';
+import { envInt } from './lib/params.js';
+import { errorText, shortError } from './lib/report.js';
 import type { AreaResult, BenchContext, BenchModule, SummaryRow } from './lib/types.js';
 
 /**
@@ -38,14 +39,6 @@ interface Params {
   /** Timed repetitions of each (peer, clients) download; the median is reported. */
   reps: Record<number, number>;
   client: ClientKind;
-}
-
-function envInt(name: string): number | undefined {
-  const v = process.env[name];
-  if (v === undefined || v === '') return undefined;
-  const n = Number(v);
-  if (!Number.isFinite(n) || n <= 0) throw new Error(`${name} must be a positive number, got ${JSON.stringify(v)}`);
-  return n;
 }
 
 function params(quick: boolean): Params {
@@ -66,13 +59,6 @@ function params(quick: boolean): Params {
     reps: { 1: envInt('BENCH_REPS') ?? (quick ? 5 : 3), 16: envInt('BENCH_REPS') ?? 3 },
     client,
   };
-}
-
-const errMsg = (err: unknown) => (err instanceof Error ? err.message : String(err)).split('\n').slice(0, 6).join(' / ');
-
-/** Lets a pending Ctrl-C / budget abort interrupt between steps. */
-function check(signal: AbortSignal): void {
-  if (signal.aborted) throw signal.reason;
 }
 
 // -----------------------------------------------------------------------------------------------
@@ -122,7 +108,7 @@ async function run(ctx: BenchContext, result: AreaResult): Promise<void> {
     }
 
     await listingBenchmarks(ctx, result, P, dataDir, filesDir);
-    check(signal);
+    signal.throwIfAborted();
     await downloadBenchmarks(ctx, result, P, dataDir, filesDir, bigName, { nginx: Boolean(nginxPath), rclone: Boolean(rclonePath) });
   } finally {
     ctx.log('removing the temp folder');
@@ -164,7 +150,7 @@ async function listingBenchmarks(ctx: BenchContext, result: AreaResult, P: Param
     const ms: number[] = [];
     const promiseMs: number[] = [];
     for (let i = 0; i < P.listRuns[n]!; i++) {
-      check(signal);
+      signal.throwIfAborted();
       let t0 = nowMs();
       const count = await rawListCallback(dir);
       ms.push(nowMs() - t0);
@@ -180,7 +166,7 @@ async function listingBenchmarks(ctx: BenchContext, result: AreaResult, P: Param
     ctx.log(`raw readdir+stat ${n}: p50 ${fmtNum(raw[n]!.p50, 2)} ms, p99 ${fmtNum(raw[n]!.p99, 2)} ms`);
     const syncMs: number[] = [];
     for (let i = 0; i < P.listRuns[n]!; i++) {
-      check(signal);
+      signal.throwIfAborted();
       const t0 = nowMs();
       rawListSync(dir);
       syncMs.push(nowMs() - t0);
@@ -199,7 +185,7 @@ async function listingBenchmarks(ctx: BenchContext, result: AreaResult, P: Param
     try {
       atrium = await startAtrium(ctx.repoRoot, dataDir, { signal, password: adminPassword });
     } catch (err) {
-      startError = `start/login: ${errMsg(err)}`;
+      startError = `start/login: ${errorText(err)}`;
     }
   }
   if (startError) result.errors.push({ benchmark: 'listing', subject: 'atrium', message: startError });
@@ -217,12 +203,12 @@ async function listingBenchmarks(ctx: BenchContext, result: AreaResult, P: Param
         if (s2?.cache_expiration !== 30) throw new Error(`storage/update did not persist cache_expiration (now ${JSON.stringify(s2?.cache_expiration)})`);
         if (s2.status !== 'work') throw new Error(`storage status after update: ${JSON.stringify(s2.status)}`);
       } catch (err) {
-        cacheError = `enabling the listing cache: ${errMsg(err)}`;
+        cacheError = `enabling the listing cache: ${errorText(err)}`;
         result.errors.push({ benchmark: 'listing cached', subject: 'atrium', message: cacheError });
       }
 
       for (const n of P.listSizes) {
-        check(signal);
+        signal.throwIfAborted();
         const virtual = `/list-${n}`;
         const list = async (refresh: boolean) => {
           const r = await request(`${atrium!.base}/api/fs/list`, {
@@ -245,7 +231,7 @@ async function listingBenchmarks(ctx: BenchContext, result: AreaResult, P: Param
         const measure = async (refresh: boolean): Promise<number[]> => {
           const ms: number[] = [];
           for (let i = 0; i < P.listRuns[n]!; i++) {
-            check(signal);
+            signal.throwIfAborted();
             ms.push((await list(refresh)).ms);
           }
           return ms;
@@ -259,7 +245,7 @@ async function listingBenchmarks(ctx: BenchContext, result: AreaResult, P: Param
           samples[`atrium-cold-${n}`] = ms;
           ctx.log(`atrium cold list ${n}: p50 ${fmtNum(cold[n].p50, 2)} ms, p99 ${fmtNum(cold[n].p99, 2)} ms`);
         } catch (err) {
-          cold[n] = errMsg(err);
+          cold[n] = errorText(err);
           result.errors.push({ benchmark: `list ${n} cold`, subject: 'atrium', message: cold[n] });
         }
         if (cacheError) {
@@ -273,7 +259,7 @@ async function listingBenchmarks(ctx: BenchContext, result: AreaResult, P: Param
           samples[`atrium-cached-${n}`] = ms;
           ctx.log(`atrium cached list ${n}: p50 ${fmtNum(cached[n].p50, 2)} ms, p99 ${fmtNum(cached[n].p99, 2)} ms`);
         } catch (err) {
-          cached[n] = errMsg(err);
+          cached[n] = errorText(err);
           result.errors.push({ benchmark: `list ${n} cached`, subject: 'atrium', message: cached[n] });
         }
       }
@@ -414,7 +400,7 @@ async function downloadBenchmarks(
         atriumPeer.url = `${atrium.base}/d/${encodeURIComponent(bigName)}${data.sign ? `?sign=${encodeURIComponent(data.sign)}` : ''}`;
         result.raw.atrium_raw_url = data.raw_url;
       } catch (err) {
-        atriumPeer.error = `start/login//api/fs/get: ${errMsg(err)}`;
+        atriumPeer.error = `start/login//api/fs/get: ${errorText(err)}`;
       }
     }
     const nginx = peer('nginx');
@@ -424,7 +410,7 @@ async function downloadBenchmarks(
         nginx.server = await startNginx(filesDir, path.join(work, 'nginx'), { signal });
         nginx.url = `${nginx.server.base}/${encodeURIComponent(bigName)}`;
       } catch (err) {
-        nginx.error = `start: ${errMsg(err)}`;
+        nginx.error = `start: ${errorText(err)}`;
       }
     }
     const rclone = peer('rclone');
@@ -434,7 +420,7 @@ async function downloadBenchmarks(
         rclone.server = await startRclone(filesDir, path.join(work, 'rclone'), { signal });
         rclone.url = `${rclone.server.base}/${encodeURIComponent(bigName)}`;
       } catch (err) {
-        rclone.error = `start: ${errMsg(err)}`;
+        rclone.error = `start: ${errorText(err)}`;
       }
     }
 
@@ -449,7 +435,7 @@ async function downloadBenchmarks(
         if (!r.body.equals(expect)) throw new Error(`Range request returned wrong bytes (${r.body.length} bytes)`);
         await parallelDownload(P.client, p.url, 1, P.fileSize, timeoutFor(P.fileSize), signal); // warm-up
       } catch (err) {
-        p.error = `sanity check (Range + one full download): ${errMsg(err)}`;
+        p.error = `sanity check (Range + one full download): ${errorText(err)}`;
       }
     }
     for (const p of peers) if (p.error) result.errors.push({ benchmark: 'download', subject: p.name, message: p.error });
@@ -463,7 +449,7 @@ async function downloadBenchmarks(
       const live = peers.filter((p) => p.url && !p.error);
       for (let rep = 0; rep < P.reps[clients]!; rep++) {
         for (let j = 0; j < live.length; j++) {
-          check(signal);
+          signal.throwIfAborted();
           const p = live[(rep + j) % live.length]!;
           const key = `${p.name}-${clients}`;
           if (failures[key]) continue;
@@ -474,8 +460,8 @@ async function downloadBenchmarks(
             (runs[key] ??= []).push(r);
             ctx.log(`${p.name} ${clients} client(s) rep ${rep + 1}: ${r.mbps.toFixed(0)} MB/s`);
           } catch (err) {
-            check(signal);
-            failures[key] = errMsg(err);
+            signal.throwIfAborted();
+            failures[key] = errorText(err);
             result.errors.push({ benchmark: `download ${clients} client(s)`, subject: p.name, message: failures[key] });
           } finally {
             if (sampler) {

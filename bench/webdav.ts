@@ -28,7 +28,7 @@ import { createBigFile, createSmallFiles, headTailDigest, warmPageCache } from '
 import { groupCpuSeconds, makeTempDir, removeTempDir, rssOf, sampleRss } from './lib/proc.js';
 import { startAtrium, startRcloneWebdav, versionOf, which, type Server } from './lib/servers.js';
 import { fmtBytes, fmtNum, GiB, median, MiB, percentile } from './lib/stats.js';
-import { shortError } from './lib/report.js';
+import { errorText, shortError } from './lib/report.js';
 import type { AreaResult, BenchContext, BenchModule, SummaryRow } from './lib/types.js';
 
 const adminPassword = randomBytes(12).toString('base64url');
@@ -53,7 +53,7 @@ function params(quick: boolean) {
   };
 }
 
-const errMsg = (err: unknown) => (err instanceof Error ? err.message : String(err)).split('\n').slice(0, 4).join(' / ');
+const errMsg = (err: unknown) => errorText(err, 4);
 const responses = (xml: string) => (xml.match(/<(?:[A-Za-z]+:)?response[\s>]/g) ?? []).length;
 
 async function propfind(t: Target, signal: AbortSignal): Promise<number> {

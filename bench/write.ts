@@ -41,7 +41,8 @@ import { countEntries, createBigFile, createSmallFiles, headTailDigest, warmPage
 import { groupCpuSeconds, makeTempDir, removeTempDir, rssOf, runCommand, sampleRss, sleep, timedBash } from './lib/proc.js';
 import { startAtrium, startNginxDav, startRcloneWebdav, versionOf, which, type Atrium, type Server } from './lib/servers.js';
 import { fmtBytes, fmtNum, GiB, median, MiB, nowMs } from './lib/stats.js';
-import { shortError } from './lib/report.js';
+import { envInt } from './lib/params.js';
+import { errorText, shortError } from './lib/report.js';
 import type { AreaResult, BenchContext, BenchModule, SummaryRow } from './lib/types.js';
 
 /** See read.ts: the admin password only counts on the first start of a data folder. */
@@ -59,14 +60,6 @@ interface Params {
   prefault: boolean;
 }
 
-function envInt(name: string): number | undefined {
-  const v = process.env[name];
-  if (v === undefined || v === '') return undefined;
-  const n = Number(v);
-  if (!Number.isFinite(n) || n <= 0) throw new Error(`${name} must be a positive number, got ${JSON.stringify(v)}`);
-  return n;
-}
-
 function params(quick: boolean): Params {
   const fileMiB = envInt('BENCH_FILE_MIB');
   return {
@@ -77,12 +70,6 @@ function params(quick: boolean): Params {
     fsync: process.env.BENCH_WRITE_FSYNC === '1' || process.env.BENCH_WRITE_FSYNC === 'true',
     prefault: process.env.BENCH_PREFAULT !== '0' && process.env.BENCH_PREFAULT !== 'false',
   };
-}
-
-const errMsg = (err: unknown) => (err instanceof Error ? err.message : String(err)).split('\n').slice(0, 6).join(' / ');
-
-function check(signal: AbortSignal): void {
-  if (signal.aborted) throw signal.reason;
 }
 
 /** Generous per-run time limit: at least 120 s, or the bytes at 10 MB/s. */
@@ -199,12 +186,12 @@ async function run(ctx: BenchContext, result: AreaResult): Promise<void> {
         await sleep(1000, signal);
         idleRss = await rssOf(atrium.proc.pid);
       } catch (err) {
-        atriumError = `start/login: ${errMsg(err)}`;
+        atriumError = `start/login: ${errorText(err)}`;
       }
     }
     try {
       await uploadBenchmarks(ctx, result, P, { atrium, atriumError, idleRss, filesDir, srcFile, scratch: path.join(tmp, 'prefault.bin'), work: tmp, have: { nginx: Boolean(nginxPath), rclone: Boolean(rclonePath) } });
-      check(signal);
+      signal.throwIfAborted();
       await copyBenchmarks(ctx, result, P, { atrium, atriumError, filesDir, copySrc, srcFile, scratch: path.join(tmp, 'prefault.bin'), tags: copyTags });
     } finally {
       await atrium?.stop();
@@ -327,7 +314,7 @@ async function uploadBenchmarks(
           return r.seconds;
         };
       } catch (err) {
-        nginx.error = `start: ${errMsg(err)}`;
+        nginx.error = `start: ${errorText(err)}`;
       }
     }
     const rclone = writer('rclone');
@@ -341,7 +328,7 @@ async function uploadBenchmarks(
           return r.seconds;
         };
       } catch (err) {
-        rclone.error = `start: ${errMsg(err)}`;
+        rclone.error = `start: ${errorText(err)}`;
       }
     }
 
@@ -398,7 +385,7 @@ async function uploadBenchmarks(
 
     // First, untimed: correctness (status, bytes on disk) and warm-up.
     for (const w of writers) {
-      check(signal);
+      signal.throwIfAborted();
       if (w.error || !w.write) {
         w.error ??= 'not started';
         continue;
@@ -407,8 +394,8 @@ async function uploadBenchmarks(
         const r = await once(w, 'warmup');
         ctx.log(`${w.name} first write (untimed): ${r.mbps.toFixed(0)} MB/s`);
       } catch (err) {
-        check(signal);
-        w.error = `first write (untimed check): ${errMsg(err)}`;
+        signal.throwIfAborted();
+        w.error = `first write (untimed check): ${errorText(err)}`;
       }
     }
     // Atrium: the uploaded file is visible through the API with its size.
@@ -418,8 +405,8 @@ async function uploadBenchmarks(
         const { data } = await apiCall<{ size?: number; is_dir?: boolean }>(atrium.base, '/api/fs/get', { token: atrium.token, body: { path: '/up-atrium/visible.bin', password: '' } });
         if (data?.size !== size) throw new Error(`/api/fs/get /up-atrium/visible.bin after the upload: size ${data?.size}, expected ${size}`);
       } catch (err) {
-        check(signal);
-        result.errors.push({ benchmark: 'upload (check through /api/fs/get)', subject: 'atrium', message: errMsg(err) });
+        signal.throwIfAborted();
+        result.errors.push({ benchmark: 'upload (check through /api/fs/get)', subject: 'atrium', message: errorText(err) });
       } finally {
         await fs.rm(path.join(writer('atrium').dir, 'visible.bin'), { force: true });
         await syncAll();
@@ -433,7 +420,7 @@ async function uploadBenchmarks(
     const live = writers.filter((w) => !w.error);
     for (let rep = 0; rep < P.uploadReps; rep++) {
       for (let j = 0; j < live.length; j++) {
-        check(signal);
+        signal.throwIfAborted();
         const w = live[(rep + j) % live.length]!;
         if (failures[w.name]) continue;
         try {
@@ -441,8 +428,8 @@ async function uploadBenchmarks(
           (runs[w.name] ??= []).push(r);
           ctx.log(`${w.name} rep ${rep + 1}: ${r.mbps.toFixed(0)} MB/s (${r.seconds.toFixed(3)} s${r.serverCpuS !== undefined ? `, server CPU ${r.serverCpuS.toFixed(2)} s` : ''})`);
         } catch (err) {
-          check(signal);
-          failures[w.name] = errMsg(err);
+          signal.throwIfAborted();
+          failures[w.name] = errorText(err);
           result.errors.push({ benchmark: 'upload', subject: w.name, message: failures[w.name]! });
         }
       }
@@ -455,7 +442,7 @@ async function uploadBenchmarks(
         const left = readdirSync(path.join(filesDir, '.atrium-tmp'));
         if (left.length) tmpLeft = `${left.length} file(s) left in <root>/.atrium-tmp after the uploads: ${left.slice(0, 5).join(', ')}`;
       } catch (err) {
-        if ((err as NodeJS.ErrnoException).code !== 'ENOENT') tmpLeft = `reading <root>/.atrium-tmp: ${errMsg(err)}`;
+        if ((err as NodeJS.ErrnoException).code !== 'ENOENT') tmpLeft = `reading <root>/.atrium-tmp: ${errorText(err)}`;
       }
       if (tmpLeft) result.errors.push({ benchmark: 'upload (temp files)', subject: 'atrium', message: tmpLeft });
       if (atrium.proc.done()) result.errors.push({ benchmark: 'upload', subject: 'atrium', message: `the Atrium process exited: ${atrium.proc.output().slice(-500)}` });
@@ -681,7 +668,7 @@ async function copyBenchmarks(
   try {
     // Untimed first copy of each: correctness and warm-up.
     for (const c of copiers) {
-      check(signal);
+      signal.throwIfAborted();
       if (c.error || !c.copy) {
         c.error ??= 'not started';
         continue;
@@ -690,8 +677,8 @@ async function copyBenchmarks(
         const ms = await once(c, 'warmup');
         ctx.log(`${c.name} first copy of ${n} files (untimed): ${ms.toFixed(0)} ms`);
       } catch (err) {
-        check(signal);
-        c.error = `first copy (untimed check): ${errMsg(err)}`;
+        signal.throwIfAborted();
+        c.error = `first copy (untimed check): ${errorText(err)}`;
       }
     }
     for (const c of copiers) if (c.error) result.errors.push({ benchmark: 'copy', subject: c.name, message: c.error });
@@ -699,7 +686,7 @@ async function copyBenchmarks(
     const live = copiers.filter((c) => !c.error);
     for (let rep = 0; rep < P.copyReps; rep++) {
       for (let j = 0; j < live.length; j++) {
-        check(signal);
+        signal.throwIfAborted();
         const c = live[(rep + j) % live.length]!;
         if (failures[c.name]) continue;
         try {
@@ -707,8 +694,8 @@ async function copyBenchmarks(
           (runs[c.name] ??= []).push(ms);
           ctx.log(`${c.name} copy of ${n} files rep ${rep + 1}: ${ms.toFixed(0)} ms`);
         } catch (err) {
-          check(signal);
-          failures[c.name] = errMsg(err);
+          signal.throwIfAborted();
+          failures[c.name] = errorText(err);
           result.errors.push({ benchmark: 'copy', subject: c.name, message: failures[c.name]! });
         }
       }
@@ -726,7 +713,7 @@ async function copyBenchmarks(
           const left = await countEntries(dst);
           if (left > 0) problems.push(`/api/fs/remove /copy-dst/${tag}/tree answered 200 but ${left} entries are still on disk`);
         } catch (err) {
-          problems.push(`/api/fs/remove /copy-dst/${tag}/tree: ${errMsg(err)}`);
+          problems.push(`/api/fs/remove /copy-dst/${tag}/tree: ${errorText(err)}`);
         }
       }
       if (problems.length) result.errors.push({ benchmark: 'copy (removing the copies)', subject: 'atrium', message: problems.join('\n') });

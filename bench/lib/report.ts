@@ -11,6 +11,11 @@ export function shortError(s: string, max = 160): string {
   return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
 }
 
+/** An error's message (any thrown value's text), its first `lines` lines joined on one line. */
+export function errorText(err: unknown, lines = 6): string {
+  return (err instanceof Error ? err.message : String(err)).split('\n').slice(0, lines).join(' / ');
+}
+
 export function markdownTable(columns: string[], rows: Array<Array<string | number | null>>): string {
   const cell = (v: string | number | null) => (v === null ? '—' : typeof v === 'number' ? fmtNum(v, Number.isInteger(v) ? 0 : 2) : esc(v));
   const lines = [`| ${columns.map(esc).join(' | ')} |`, `|${columns.map(() => '---').join('|')}|`];
