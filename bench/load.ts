@@ -23,8 +23,7 @@ import type { Config } from '../src/config/defaults.js';
 import { apiCall } from './lib/http.js';
 import { groupCpuSeconds, makeTempDir, removeTempDir, runCommand } from './lib/proc.js';
 import { startAtrium, startNginxConfig, versionOf, which, type Atrium, type Server } from './lib/servers.js';
-import { GiB } from './lib/stats.js';
-import { shortError } from './lib/report.js';
+import { machine, shortError } from './lib/report.js';
 import type { AreaResult, BenchContext, BenchModule, SummaryRow } from './lib/types.js';
 
 const CONNECTIONS = 64;
@@ -175,10 +174,7 @@ export const loadBench: BenchModule = {
     if (!(await answers(redisUrl.hostname, Number(redisUrl.port || 6379)))) throw new Error(`Redis does not answer at ${REDIS_URL}`);
 
     result.environment = {
-      node: process.version,
-      cpus: `${os.cpus().length} × ${os.cpus()[0]?.model ?? '?'}`,
-      memory: `${(os.totalmem() / GiB).toFixed(1)} GiB`,
-      kernel: `${os.type()} ${os.release()}`,
+      ...machine(),
       load_average_at_start: os.loadavg().map((l) => l.toFixed(2)).join(' '),
       wrk: await versionOf('wrk', ['--version']),
       nginx: await versionOf('nginx', ['-v']),

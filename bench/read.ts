@@ -13,7 +13,6 @@
 // other benchmarks go on; peers (nginx, rclone) fail the same way, independently.
 
 import { randomBytes } from 'node:crypto';
-import os from 'node:os';
 import path from 'node:path';
 import { mkdirSync, readdir as readdirCallback, stat as statCallback, type Stats } from 'node:fs';
 import { apiCall, parallelDownload, rangeGet, request, type ClientKind, type ParallelResult } from './lib/http.js';
@@ -22,7 +21,7 @@ import { makeTempDir, removeTempDir, sampleRss, rssOf, sleep } from './lib/proc.
 import { startAtrium, startNginx, startRclone, versionOf, which, type Atrium, type Server } from './lib/servers.js';
 import { fmtBytes, fmtNum, GiB, median, MiB, nowMs, summarize, type Summary } from './lib/stats.js';
 import { envInt } from './lib/params.js';
-import { errorText, shortError } from './lib/report.js';
+import { errorText, machine, shortError } from './lib/report.js';
 import type { AreaResult, BenchContext, BenchModule, SummaryRow } from './lib/types.js';
 
 /**
@@ -76,10 +75,7 @@ async function run(ctx: BenchContext, result: AreaResult): Promise<void> {
   };
   const [nginxPath, rclonePath, curlPath] = await Promise.all([which('nginx'), which('rclone'), which('curl')]);
   result.environment = {
-    node: process.version,
-    cpus: `${os.cpus().length} × ${os.cpus()[0]?.model ?? '?'}`,
-    memory: `${(os.totalmem() / GiB).toFixed(1)} GiB`,
-    kernel: `${os.type()} ${os.release()}`,
+    ...machine(),
     nginx: nginxPath ? await versionOf('nginx', ['-v']) : 'missing (run bench/setup.sh)',
     rclone: rclonePath ? await versionOf('rclone', ['version']) : 'missing (run bench/setup.sh)',
     download_client: P.client === 'curl' ? `curl (${curlPath ? (await versionOf('curl', ['--version'])).split(' ').slice(0, 2).join(' ') : 'missing'})` : 'node http.get',

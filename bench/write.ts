@@ -42,7 +42,7 @@ import { groupCpuSeconds, makeTempDir, removeTempDir, rssOf, runCommand, sampleR
 import { startAtrium, startNginxDav, startRcloneWebdav, versionOf, which, type Atrium, type Server } from './lib/servers.js';
 import { fmtBytes, fmtNum, GiB, median, MiB, nowMs } from './lib/stats.js';
 import { envInt } from './lib/params.js';
-import { errorText, shortError } from './lib/report.js';
+import { errorText, machine, shortError } from './lib/report.js';
 import type { AreaResult, BenchContext, BenchModule, SummaryRow } from './lib/types.js';
 
 /** See read.ts: the admin password only counts on the first start of a data folder. */
@@ -131,10 +131,7 @@ async function run(ctx: BenchContext, result: AreaResult): Promise<void> {
   if (!curlPath) throw new Error('curl is missing: run bench/setup.sh');
   const tmp = makeTempDir('atrium-bench-write-');
   result.environment = {
-    node: process.version,
-    cpus: `${os.cpus().length} × ${os.cpus()[0]?.model ?? '?'}`,
-    memory: `${(os.totalmem() / GiB).toFixed(1)} GiB`,
-    kernel: `${os.type()} ${os.release()}`,
+    ...machine(),
     temp_folder: `${tmp} on ${await describeFs(tmp)}: every file is written here, same filesystem for all writers`,
     nginx: nginxPath ? await versionOf('nginx', ['-v']) : 'missing (run bench/setup.sh)',
     rclone: rclonePath ? await versionOf('rclone', ['version']) : 'missing (run bench/setup.sh)',

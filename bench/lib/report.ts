@@ -1,6 +1,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
-import { fmtNum } from './stats.js';
+import { fmtNum, GiB } from './stats.js';
 import type { AreaResult, DetailTable, SummaryRow } from './types.js';
 
 const esc = (s: string) => s.replace(/\|/g, '\\|').replace(/\s*\n\s*/g, ' ');
@@ -9,6 +10,16 @@ const esc = (s: string) => s.replace(/\|/g, '\\|').replace(/\s*\n\s*/g, ' ');
 export function shortError(s: string, max = 160): string {
   const flat = s.replace(/\s+/g, ' ').trim();
   return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
+}
+
+/** The machine a run's figures come from: Node, CPUs, memory, kernel (the start of `result.environment`). */
+export function machine(): Record<string, string> {
+  return {
+    node: process.version,
+    cpus: `${os.cpus().length} × ${os.cpus()[0]?.model ?? '?'}`,
+    memory: `${(os.totalmem() / GiB).toFixed(1)} GiB`,
+    kernel: `${os.type()} ${os.release()}`,
+  };
 }
 
 /** An error's message (any thrown value's text), its first `lines` lines joined on one line. */
