@@ -20,13 +20,23 @@ export interface WebSession {
   close(): Promise<void>;
 }
 
+/** A server whose root storage is the local folder `root`, listening on loopback at `base`, and the admin's token. */
+export async function serveRoot(root: string, server: TestServerOptions = {}): Promise<{ s: TestServer; admin: string; base: string }> {
+  const s = await startServer(BACKENDS[0]!, server);
+  try {
+    const admin = await s.login();
+    const def = (await s.api('GET', '/api/admin/storage/list', { token: admin })).data.content[0];
+    expect((await s.api('POST', '/api/admin/storage/update', { token: admin, body: { ...def, ...localStorage('/', root) } })).code).toBe(200);
+    return { s, admin, base: await listenLoopback(s.app) };
+  } catch (err) {
+    await s.destroy();
+    throw err;
+  }
+}
+
 export async function openWebSession(tree: Record<string, string | Buffer>, viewport = { width: 1200, height: 800 }, server: TestServerOptions = {}): Promise<WebSession> {
   const root = makeTree(tree);
-  const s = await startServer(BACKENDS[0]!, server);
-  const admin = await s.login();
-  const def = (await s.api('GET', '/api/admin/storage/list', { token: admin })).data.content[0];
-  expect((await s.api('POST', '/api/admin/storage/update', { token: admin, body: { ...def, ...localStorage('/', root) } })).code).toBe(200);
-  const base = await listenLoopback(s.app);
+  const { s, admin, base } = await serveRoot(root, server);
   const browser = await launchChromium();
   const ctx = await browser.newContext({ viewport, acceptDownloads: true });
   const page = await ctx.newPage();

@@ -2,11 +2,10 @@ import { rmSync } from 'node:fs';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { totpNow } from '../../src/auth/totp.js';
-import { BACKENDS } from '../helpers/backends.js';
 import { launchChromium, requireChromium, screenshot } from '../helpers/browser.js';
-import { localStorage, makeTree } from '../helpers/files.js';
-import { listenLoopback } from '../helpers/http.js';
-import { startServer, type TestServer } from '../helpers/server.js';
+import { makeTree } from '../helpers/files.js';
+import type { TestServer } from '../helpers/server.js';
+import { serveRoot } from '../helpers/web-session.js';
 
 /**
  * Access rules as a person meets them in the browser: a user without write rights, a
@@ -31,10 +30,7 @@ describe.runIf(enabled)('access rules in the web UI', () => {
 
   beforeAll(async () => {
     root = makeTree({ 'open.txt': 'o', 'hidden-note.txt': 'h', 'secret/inside.txt': 'classified', 'public/readme.txt': 'for all' });
-    s = await startServer(BACKENDS[0]!);
-    admin = await s.login();
-    const def = (await s.api('GET', '/api/admin/storage/list', { token: admin })).data.content[0];
-    expect((await s.api('POST', '/api/admin/storage/update', { token: admin, body: { ...def, ...localStorage('/', root) } })).code).toBe(200);
+    ({ s, admin, base } = await serveRoot(root));
     for (const meta of [
       { path: '/', hide: '^hidden-', h_sub: true },
       { path: '/secret', password: 'open sesame', p_sub: true },
@@ -42,7 +38,6 @@ describe.runIf(enabled)('access rules in the web UI', () => {
       expect((await s.api('POST', '/api/admin/meta/create', { token: admin, body: meta })).code).toBe(200);
     }
     expect((await s.api('POST', '/api/admin/user/create', { token: admin, body: { username: 'bob', password: 'bob-pass-1', base_path: '/', permission: 0 } })).code).toBe(200);
-    base = await listenLoopback(s.app);
     browser = await launchChromium();
   });
   afterAll(async () => {

@@ -3,11 +3,10 @@ import path from 'node:path';
 import { gzipSync } from 'node:zlib';
 import type { Browser } from 'playwright-core';
 import { afterAll, describe, expect, it } from 'vitest';
-import { BACKENDS } from '../helpers/backends.js';
 import { launchChromium, requireChromium } from '../helpers/browser.js';
-import { localStorage, makeTree } from '../helpers/files.js';
-import { listenLoopback } from '../helpers/http.js';
-import { startServer, type TestServer } from '../helpers/server.js';
+import { makeTree } from '../helpers/files.js';
+import type { TestServer } from '../helpers/server.js';
+import { serveRoot } from '../helpers/web-session.js';
 
 /** The budget of the issue: the first load of the file list under 300 KB of JavaScript, gzipped. */
 const BUDGET = 300 * 1024;
@@ -33,13 +32,11 @@ describe('JavaScript budget of the first load', () => {
     });
 
     it('loads a folder with a readme, logged in, with under 300 KB of JavaScript gzipped', async () => {
-      s = await startServer(BACKENDS[0]!);
-      const admin = await s.login();
       const root = makeTree({ 'a.txt': 'a', 'sub/b.txt': 'b' });
-      const def = (await s.api('GET', '/api/admin/storage/list', { token: admin })).data.content[0];
-      expect((await s.api('POST', '/api/admin/storage/update', { token: admin, body: { ...def, ...localStorage('/', root) } })).code).toBe(200);
+      const served = await serveRoot(root);
+      s = served.s;
+      const { admin, base } = served;
       expect((await s.api('POST', '/api/admin/meta/create', { token: admin, body: { path: '/', readme: '# Hello', r_sub: true } })).code).toBe(200);
-      const base = await listenLoopback(s.app);
       browser = await launchChromium();
       const page = await browser.newPage();
       await page.goto(`${base}/@login`);

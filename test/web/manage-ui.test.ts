@@ -3,12 +3,11 @@ import { existsSync, readFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { BACKENDS } from '../helpers/backends.js';
 import { launchChromium, requireChromium, screenshot } from '../helpers/browser.js';
 import { type FileServer, startFileServer } from '../helpers/file-server.js';
-import { localStorage, makeTree } from '../helpers/files.js';
-import { listenLoopback } from '../helpers/http.js';
-import { ADMIN_PASSWORD, startServer, type TestServer } from '../helpers/server.js';
+import { makeTree } from '../helpers/files.js';
+import { ADMIN_PASSWORD, type TestServer } from '../helpers/server.js';
+import { serveRoot } from '../helpers/web-session.js';
 
 /**
  * The manage pages and previews that ui.test.ts leaves out, in chromium against the real server
@@ -81,14 +80,10 @@ describe.runIf(enabled)('manage pages and PDF preview in chromium', () => {
 
   beforeAll(async () => {
     root = makeTree(TREE);
-    s = await startServer(BACKENDS[0]!);
-    admin = await s.login();
-    const def = (await s.api('GET', '/api/admin/storage/list', { token: admin })).data.content[0];
-    expect((await s.api('POST', '/api/admin/storage/update', { token: admin, body: { ...def, ...localStorage('/', root) } })).code).toBe(200);
+    ({ s, admin, base } = await serveRoot(root));
     expect((await s.api('POST', '/api/admin/meta/create', { token: admin, body: { path: '/', hide: '^hidden-', h_sub: true } })).code).toBe(200);
     expect((await s.api('POST', '/api/admin/user/create', { token: admin, body: { username: 'bob', password: 'bob-pass-1', base_path: '/', permission: 0 } })).code).toBe(200);
     files = await startFileServer({ files: { '/payload.bin': { body: payload } } });
-    base = await listenLoopback(s.app);
     browser = await launchChromium();
     ctx = await browser.newContext({ viewport: { width: 1280, height: 860 } });
     page = await ctx.newPage();

@@ -4,11 +4,10 @@ import os from 'node:os';
 import path from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { BACKENDS } from '../helpers/backends.js';
 import { launchChromium, requireChromium } from '../helpers/browser.js';
-import { localStorage, makeTree } from '../helpers/files.js';
-import { listenLoopback } from '../helpers/http.js';
-import { startServer, type TestServer } from '../helpers/server.js';
+import { makeTree } from '../helpers/files.js';
+import type { TestServer } from '../helpers/server.js';
+import { serveRoot } from '../helpers/web-session.js';
 
 /**
  * Share links as people meet them in the browser: the owner shares a selected folder with a
@@ -34,15 +33,11 @@ describe.runIf(enabled)('share links in the web UI', () => {
     writeFileSync(path.join(src, 'hello.txt'), 'hello from the shared zip');
     execFileSync('zip', ['-q', path.join(root, 'more/a.zip'), 'hello.txt'], { cwd: src });
     rmSync(src, { recursive: true, force: true });
-    s = await startServer(BACKENDS[0]!);
-    admin = await s.login();
-    const def = (await s.api('GET', '/api/admin/storage/list', { token: admin })).data.content[0];
-    expect((await s.api('POST', '/api/admin/storage/update', { token: admin, body: { ...def, ...localStorage('/', root) } })).code).toBe(200);
+    ({ s, admin, base } = await serveRoot(root));
     // Visitors have no account: the guest is off, as it is on a private site.
     const users = (await s.api('GET', '/api/admin/user/list', { token: admin })).data.content;
     const guest = users.find((u: any) => u.role === 1);
     expect((await s.api('POST', '/api/admin/user/update', { token: admin, body: { ...guest, password: '', disabled: true } })).code).toBe(200);
-    base = await listenLoopback(s.app);
     browser = await launchChromium();
   });
   afterAll(async () => {
