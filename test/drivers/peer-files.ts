@@ -1,16 +1,10 @@
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
+import { makeTree } from '../helpers/files.js';
 
 /** Writes a seed tree (keys relative to `root`, folders end in "/") straight into a host folder. */
 export function writeTree(root: string, tree: Record<string, string | Buffer>): void {
-  for (const [rel, content] of Object.entries(tree)) {
-    const full = path.join(root, rel);
-    if (rel.endsWith('/')) mkdirSync(full, { recursive: true });
-    else {
-      mkdirSync(path.dirname(full), { recursive: true });
-      writeFileSync(full, content);
-    }
-  }
+  makeTree(tree, root);
 }
 
 /** A file of a host folder, or undefined when it is missing (or a folder). */
