@@ -8,14 +8,9 @@ import { BACKENDS } from '../helpers/backends.js';
 import { localStorage, makeTree } from '../helpers/files.js';
 import { chunkedPut, interruptedPut, listenLoopback } from '../helpers/http.js';
 import { startServer, type TestServer } from '../helpers/server.js';
+import { waitFor as poll } from '../helpers/wait.js';
 
-const waitFor = async (cond: () => boolean | Promise<boolean>, ms = 10_000) => {
-  const end = Date.now() + ms;
-  while (!(await cond())) {
-    if (Date.now() > end) throw new Error('timed out waiting');
-    await new Promise((r) => setTimeout(r, 25));
-  }
-};
+const waitFor = (cond: () => boolean | Promise<boolean>, ms = 10_000) => poll(cond, ms, 25);
 
 describe.each(BACKENDS)('writing API on $name', (backend) => {
   let s: TestServer;

@@ -6,14 +6,9 @@ import { BACKENDS } from '../helpers/backends.js';
 import { type FileServer, startFileServer } from '../helpers/file-server.js';
 import { localStorage, makeTree } from '../helpers/files.js';
 import { startServer, type TestServer } from '../helpers/server.js';
+import { waitFor as poll } from '../helpers/wait.js';
 
-const waitFor = async (cond: () => boolean | Promise<boolean>, ms = 20_000) => {
-  const end = Date.now() + ms;
-  while (!(await cond())) {
-    if (Date.now() > end) throw new Error('timed out waiting');
-    await new Promise((r) => setTimeout(r, 25));
-  }
-};
+const waitFor = (cond: () => boolean | Promise<boolean>, ms = 20_000) => poll(cond, ms, 25);
 
 describe.each(BACKENDS)('offline downloads (SimpleHttp) and task routes on $name', (backend) => {
   let s: TestServer;

@@ -4,14 +4,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BACKENDS } from '../helpers/backends.js';
 import { localStorage, makeTree } from '../helpers/files.js';
 import { startServer, type TestServer } from '../helpers/server.js';
+import { waitFor as poll } from '../helpers/wait.js';
 
-const waitFor = async (cond: () => boolean, ms = 10_000) => {
-  const end = Date.now() + ms;
-  while (!cond()) {
-    if (Date.now() > end) throw new Error('timed out waiting');
-    await new Promise((r) => setTimeout(r, 25));
-  }
-};
+const waitFor = (cond: () => boolean, ms = 10_000) => poll(cond, ms, 25);
 
 describe.each(BACKENDS)('upload tasks across a restart on $name', (backend) => {
   let s: TestServer;

@@ -7,14 +7,9 @@ import { BACKENDS } from '../helpers/backends.js';
 import { localStorage, makeTree } from '../helpers/files.js';
 import { startServer, type TestServer } from '../helpers/server.js';
 import { makeFixtures, TREE } from './fixtures.js';
+import { waitFor as poll } from '../helpers/wait.js';
 
-const waitFor = async (cond: () => boolean | Promise<boolean>, ms = 20_000) => {
-  const end = Date.now() + ms;
-  while (!(await cond())) {
-    if (Date.now() > end) throw new Error('timed out waiting');
-    await new Promise((r) => setTimeout(r, 25));
-  }
-};
+const waitFor = (cond: () => boolean | Promise<boolean>, ms = 20_000) => poll(cond, ms, 25);
 
 const FORMATS = ['deflate.zip', 'stored.zip', 'plain.tar', 'gz.tar.gz', 'short.tgz', 'bz.tar.bz2', 'xz.tar.xz', 'zst.tar.zst', 'plain5.rar', 'plain4.rar', ...(sevenZip() ? ['seven.7z'] : [])];
 

@@ -3,6 +3,7 @@ import pino from 'pino';
 import { defaultConfig } from '../../src/config/defaults.js';
 import type { TaskRow, TasksRepo } from '../../src/db/tasks.js';
 import { STATE, type Task, TaskManager, type TaskRun } from '../../src/tasks/manager.js';
+import { waitUntil } from '../helpers/wait.js';
 
 /** The repository's contract in memory: rows by id. */
 class MemoryRepo {
@@ -34,13 +35,7 @@ afterEach(async () => {
   for (const m of managers.splice(0)) await m.stop();
 });
 
-const until = async (what: () => boolean, ms = 5000) => {
-  const deadline = Date.now() + ms;
-  while (!what()) {
-    if (Date.now() > deadline) throw new Error('condition not reached');
-    await new Promise((r) => setTimeout(r, 5));
-  }
-};
+const until = (what: () => boolean, ms = 5000) => waitUntil(what, ms, 5);
 
 describe('TaskManager', () => {
   it('retries with a growing wait, through errored and waiting-retry, then fails', async () => {

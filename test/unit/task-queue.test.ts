@@ -3,6 +3,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { defaultConfig } from '../../src/config/defaults.js';
 import type { TaskRow, TasksRepo } from '../../src/db/tasks.js';
 import { STATE, TaskManager, type TaskContext, type TaskKind, type TaskQueue } from '../../src/tasks/manager.js';
+import { waitUntil } from '../helpers/wait.js';
 
 /** The tasks table shared by every "process". */
 class MemoryRepo {
@@ -68,13 +69,7 @@ afterEach(async () => {
   for (const m of managers.splice(0)) await m.stop();
 });
 
-const until = async (what: () => boolean, ms = 5000) => {
-  const deadline = Date.now() + ms;
-  while (!what()) {
-    if (Date.now() > deadline) throw new Error('condition not reached');
-    await new Promise((r) => setTimeout(r, 5));
-  }
-};
+const until = (what: () => boolean, ms = 5000) => waitUntil(what, ms, 5);
 
 /** A "process": its own manager on the shared table and hub; `work` runs the copy tasks it takes. */
 function processOn(repo: MemoryRepo, hub: Hub, work: (payload: { n: number }, ctx: TaskContext) => Promise<void>, opts: { consume: boolean }) {
