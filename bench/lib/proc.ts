@@ -180,17 +180,25 @@ export async function runCommand(
   opts: SpawnOptions & { timeoutMs?: number } = {},
 ): Promise<{ code: number | string; output: string }> {
   const p = startProcess(name, cmd, args, opts);
-  const timeoutMs = opts.timeoutMs ?? 300_000;
+  const { code, timedOut } = await finish(p, opts.timeoutMs);
+  if (timedOut) return { code: 'timeout', output: p.output() };
+  return { code, output: p.output() };
+}
+
+/** Waits for `p` to exit, stopping it after `timeoutMs` (`timedOut`) or when `signal` aborts; reaped either way. */
+async function finish(p: Proc, timeoutMs = 300_000, signal?: AbortSignal): Promise<{ code: number | string; timedOut: boolean }> {
   let timedOut = false;
   const timer = setTimeout(() => {
     timedOut = true;
     void p.stop(2000);
   }, timeoutMs);
+  const onAbort = () => void p.stop(1000);
+  signal?.addEventListener('abort', onAbort, { once: true });
   const code = await p.exited;
   clearTimeout(timer);
+  signal?.removeEventListener('abort', onAbort);
   await p.stop();
-  if (timedOut) return { code: 'timeout', output: p.output() };
-  return { code, output: p.output() };
+  return { code, timedOut };
 }
 
 export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
@@ -274,18 +282,7 @@ export async function timedBash(
   const wrapped = `s=$EPOCHREALTIME; { ${script}
 }; rc=$?; e=$EPOCHREALTIME; echo "@@timed $rc $s $e" >&2; exit $rc`;
   const p = startProcess(name, 'bash', ['-c', wrapped, name, ...args], { cwd: opts.cwd, env: { ...process.env, LC_ALL: 'C' } });
-  const timeoutMs = opts.timeoutMs ?? 300_000;
-  let timedOut = false;
-  const timer = setTimeout(() => {
-    timedOut = true;
-    void p.stop(2000);
-  }, timeoutMs);
-  const onAbort = () => void p.stop(1000);
-  opts.signal?.addEventListener('abort', onAbort, { once: true });
-  const code = await p.exited;
-  clearTimeout(timer);
-  opts.signal?.removeEventListener('abort', onAbort);
-  await p.stop();
+  const { code, timedOut } = await finish(p, opts.timeoutMs, opts.signal);
   if (opts.signal?.aborted) throw opts.signal.reason;
   const out = p.output();
   if (timedOut) return { code: 'timeout', seconds: NaN, output: out };
