@@ -1,26 +1,10 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import pino from 'pino';
 import { defaultConfig } from '../../src/config/defaults.js';
-import type { TaskRow, TasksRepo } from '../../src/db/tasks.js';
+import type { TasksRepo } from '../../src/db/tasks.js';
 import { STATE, type Task, TaskManager, type TaskRun } from '../../src/tasks/manager.js';
+import { MemoryRepo } from '../helpers/memory-tasks.js';
 import { waitUntil } from '../helpers/wait.js';
-
-/** The repository's contract in memory: rows by id. */
-class MemoryRepo {
-  rows = new Map<string, TaskRow>();
-  async upsert(row: TaskRow) {
-    this.rows.set(row.id, { ...row });
-  }
-  async all() {
-    return [...this.rows.values()].sort((a, b) => a.created_at - b.created_at);
-  }
-  async byKind(kind: string) {
-    return (await this.all()).filter((r) => r.kind === kind);
-  }
-  async delete(id: string) {
-    this.rows.delete(id);
-  }
-}
 
 const log = pino({ level: 'silent' });
 const managers: TaskManager[] = [];

@@ -1,30 +1,10 @@
 import pino from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import { defaultConfig } from '../../src/config/defaults.js';
-import type { TaskRow, TasksRepo } from '../../src/db/tasks.js';
+import type { TasksRepo } from '../../src/db/tasks.js';
 import { STATE, TaskManager, type TaskContext, type TaskKind, type TaskQueue } from '../../src/tasks/manager.js';
+import { MemoryRepo } from '../helpers/memory-tasks.js';
 import { waitUntil } from '../helpers/wait.js';
-
-/** The tasks table shared by every "process". */
-class MemoryRepo {
-  rows = new Map<string, TaskRow>();
-  async upsert(row: TaskRow) {
-    this.rows.set(row.id, { ...row });
-  }
-  async byId(id: string) {
-    const r = this.rows.get(id);
-    return r && { ...r };
-  }
-  async all() {
-    return [...this.rows.values()].sort((a, b) => a.created_at - b.created_at);
-  }
-  async byKind(kind: string) {
-    return (await this.all()).filter((r) => r.kind === kind);
-  }
-  async delete(id: string) {
-    this.rows.delete(id);
-  }
-}
 
 /** What Redis and BullMQ give the processes: one job list, consumers, and signals to the others. */
 class Hub {
