@@ -11,11 +11,11 @@
 // curl process per page would cost more than the page). The SDK's response parsing and checksums
 // are left out (@aws-sdk/client-s3 only seeds s3rver). Every body is counted to the last byte.
 
-import { createReadStream, mkdirSync, statSync, writeFileSync } from 'node:fs';
+import { createReadStream, mkdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import { loadavg } from 'node:os';
 import path from 'node:path';
-import { PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import { DeleteObjectCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { createBigFile } from './lib/files.js';
 import { freePort, groupCpuSeconds, makeTempDir, removeTempDir, rssOf, runCommand, sampleRss, sleep, startProcess } from './lib/proc.js';
 import { startAtrium } from './lib/servers.js';
@@ -303,9 +303,16 @@ export const s3Bench: BenchModule = {
         await measure('list-native', me, () => listNative());
         await measure('list-native-paged', me, () => listNativePaged());
         await measure('list-peer', peer.pid, () => listAll(peerPort, peerCreds));
+        // The repetition's objects go (untimed): each repetition writes into as much free page
+        // cache as the first, instead of the later ones reclaiming the earlier ones' pages.
+        for (const name of [`big-s3-${rep}.bin`, `big-native-${rep}.bin`]) {
+          const file = path.join(data, 'files', name);
+          if (statSync(file).size !== size) throw new Error(`${name} has the wrong size`);
+          rmSync(file);
+        }
+        await peerS3.send(new DeleteObjectCommand({ Bucket: 'bench', Key: `big-${rep}.bin` }));
       }
       const { peak } = await rss.stop();
-      if (statSync(path.join(data, 'files', 'big-s3-0.bin')).size !== size) throw new Error('the S3 upload has the wrong size');
       const mbps = (k: string) => size / 1e6 / median(t[k]!);
       const ms = (k: string) => median(t[k]!) * 1000;
       const label = `${fmtNum(size / MiB, 0)} MiB`;
@@ -327,8 +334,10 @@ export const s3Bench: BenchModule = {
         target: `≥ ${target.toFixed(2)}× (time ratio)`,
         met: ms(peerKey) / ms('list-s3') >= target,
       });
-      result.summary.push(listRow('list-native-paged', `/api/fs/list in pages of 1000`, 0.9));
-      result.summary.push(listRow('list-native', '/api/fs/list in one request', 0.9));
+      // Pages of 1000 are the like-for-like figure (the requests an S3 client must make); the
+      // native API's single request is shown too, which no S3 client can make.
+      result.summary.push(listRow('list-native-paged', `/api/fs/list in pages of 1000 (like for like)`, 0.9));
+      result.summary.push(listRow('list-native', `/api/fs/list in one request (S3 pages hold at most 1000 keys: ${pages} requests against 1)`, 0.9));
       result.summary.push(listRow('list-peer', 's3rver', 2));
       const c = (k: string) => median(cpu[k]!);
       result.details.push({
