@@ -1,18 +1,23 @@
 // Area `s3` (issue 23): GetObject and PutObject of one big file and ListObjectsV2 of many keys
 // against Atrium's S3 server, in the same run against Atrium's own `/d` and `PUT /api/fs/put`
 // on the same files (target ≥ 0.9×) and against the s3rver test peer (target ≥ 2×). Every
-// request uses one client for every server — Node's http, S3 requests as SigV4 presigned URLs
-// (UNSIGNED-PAYLOAD) made by the SDK's signer, /d by the signed link /api/fs/get gives — so the
-// figures compare servers, not clients (the SDK's response parsing and checksums are left out;
-// @aws-sdk/client-s3 only seeds s3rver). Bodies stream from disk and are counted to the last byte.
+// request of a kind uses one client for every server, so the figures compare servers, not
+// clients. Transfers: curl (BENCH_CLIENT=curl, the default), S3 requests as SigV4 presigned URLs
+// (UNSIGNED-PAYLOAD) made by the SDK's signer, /d by the signed link /api/fs/get gives, uploads
+// by `curl -T` as bench/write.ts. Node's http client (BENCH_CLIENT=node) streams 1 GiB at a
+// fraction of curl's rate and spends more CPU per GiB than the servers do, so with it the
+// transfers measure the client; the client's CPU seconds are reported beside the servers' to
+// show which side bounds a figure. Listings: Node's http in this process (small bodies, where a
+// curl process per page would cost more than the page). The SDK's response parsing and checksums
+// are left out (@aws-sdk/client-s3 only seeds s3rver). Every body is counted to the last byte.
 
-import { createReadStream, mkdirSync, statSync, writeFileSync } from 'node:fs';
+import { createReadStream, mkdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import { loadavg } from 'node:os';
 import path from 'node:path';
-import { PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import { DeleteObjectCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { createBigFile } from './lib/files.js';
-import { freePort, groupCpuSeconds, makeTempDir, removeTempDir, rssOf, sampleRss, sleep, startProcess } from './lib/proc.js';
+import { freePort, groupCpuSeconds, makeTempDir, removeTempDir, rssOf, runCommand, sampleRss, sleep, startProcess } from './lib/proc.js';
 import { startAtrium } from './lib/servers.js';
 import { fmtNum, GiB, median, MiB } from './lib/stats.js';
 import type { AreaResult, BenchContext, BenchModule } from './lib/types.js';
@@ -43,6 +48,77 @@ function httpCall(url: string, opts: http.RequestOptions, body?: string): Promis
   });
 }
 
+export type S3BenchClient = 'curl' | 'node';
+const clientKind = (process.env.BENCH_CLIENT ?? 'curl') as S3BenchClient;
+
+async function curlVersion(): Promise<string> {
+  const r = await runCommand('curl', 'curl', ['--version'], { timeoutMs: 5000 }).catch(() => undefined);
+  const v = r?.output.split(' ').slice(0, 2).join(' ');
+  if (!v?.startsWith('curl')) throw new Error('curl is missing: run bench/setup.sh or set BENCH_CLIENT=node');
+  return v;
+}
+
+/** One transfer: its seconds as the client timed it, and the client's own CPU seconds (curl: the curl process's). */
+interface Transfer {
+  seconds: number;
+  clientCpu?: number;
+}
+
+/**
+ * One curl transfer (`-T file` for a PUT, to /dev/null for a GET) run by bash so that its CPU
+ * seconds come back too (`times`: user and system of the finished child). The time is curl's own
+ * `time_total` (connect, send or receive, the answer; no process start-up), as bench/write.ts.
+ * Fails unless the answer is 200 with every byte sent or received (and, for the native PUT, the
+ * API's code 200), so an error page is never timed as a transfer.
+ */
+function curlTransfer(method: 'PUT' | 'GET', url: string, headers: Record<string, string>, file: string | undefined, size: number): Promise<Transfer> {
+  const args = ['-sS', '--max-time', '600', '-w', '\\n@@curl %{http_code} %{size_upload} %{size_download} %{time_total}\\n'];
+  if (method === 'PUT') args.push('-T', file!, '-H', 'content-type: application/octet-stream');
+  else args.push('-o', '/dev/null');
+  for (const [k, v] of Object.entries(headers)) args.push('-H', `${k}: ${v}`);
+  args.push(url);
+  const p = startProcess('curl', 'bash', ['-c', 'curl "$@"; rc=$?; echo "@@times"; times; exit $rc', 'bash', ...args]);
+  return p.exited.then(async (code) => {
+    const out = p.output();
+    await p.stop();
+    const m = /@@curl (\d{3}) (\d+) (\d+) ([\d.]+)\s*@@times\s+\S+ \S+\s+(\d+)m([\d.]+)s (\d+)m([\d.]+)s/.exec(out);
+    if (code !== 0 || !m) throw new Error(`curl ${method} ${url.split('?')[0]} exited ${code}: ${out.trim().slice(-300)}`);
+    const body = out.slice(0, m.index);
+    const moved = Number(method === 'PUT' ? m[2] : m[3]);
+    if (m[1] !== '200' || moved !== size || (body.includes('"code"') && !body.includes('"code":200'))) {
+      throw new Error(`${method} ${url.split('?')[0]}: ${m[1]}, ${moved} of ${size} bytes ${body.trim().slice(0, 200)}`);
+    }
+    return { seconds: Number(m[4]), clientCpu: Number(m[5]) * 60 + Number(m[6]) + Number(m[7]) * 60 + Number(m[8]) };
+  });
+}
+
+/** Node's http client: the file piped in (createReadStream's 64 KiB reads), timed here. */
+function nodePut(url: string, headers: Record<string, string>, file: string, size: number): Promise<Transfer> {
+  const t = process.hrtime.bigint();
+  return new Promise((resolve, reject) => {
+    const req = http.request(url, { method: 'PUT', headers: { ...headers, 'content-length': String(size), 'content-type': 'application/octet-stream' } }, (res) => {
+      let text = '';
+      res.on('data', (c) => (text += c));
+      res.on('end', () => (res.statusCode === 200 && (!text.includes('"code"') || text.includes('"code":200')) ? resolve({ seconds: Number(process.hrtime.bigint() - t) / 1e9 }) : reject(new Error(`PUT ${url.split('?')[0]}: ${res.statusCode} ${text.slice(0, 200)}`))));
+    });
+    req.on('error', reject);
+    createReadStream(file).pipe(req);
+  });
+}
+
+/** Node's http.get, every byte counted. */
+function nodeGet(url: string, size: number): Promise<Transfer> {
+  const t = process.hrtime.bigint();
+  return new Promise((resolve, reject) => {
+    http.get(url, (res) => {
+      let got = 0;
+      res.on('data', (c: Buffer) => (got += c.length));
+      res.on('error', reject);
+      res.on('end', () => (res.statusCode === 200 && got === size ? resolve({ seconds: Number(process.hrtime.bigint() - t) / 1e9 }) : reject(new Error(`GET ${url.split('?')[0]}: ${res.statusCode}, ${got} of ${size} bytes`))));
+    }).on('error', reject);
+  });
+}
+
 async function waitPort(port: number, ms: number): Promise<void> {
   const end = Date.now() + ms;
   while (Date.now() < end) {
@@ -63,10 +139,11 @@ export const s3Bench: BenchModule = {
     const mib = Number(process.env.BENCH_FILE_MIB ?? '');
     const size = mib > 0 ? mib * MiB : ctx.quick ? 64 * MiB : GiB;
     const keys = Number(process.env.BENCH_KEYS ?? '') || (ctx.quick ? 1000 : 10_000);
-    const reps = Number(process.env.BENCH_REPS ?? '') || 2;
+    const reps = Number(process.env.BENCH_REPS ?? '') || 3;
+    if (clientKind !== 'curl' && clientKind !== 'node') throw new Error(`BENCH_CLIENT must be curl or node, got ${String(clientKind)}`);
     const work = makeTempDir('atrium-bench-s3-');
     try {
-      result.parameters = { file_bytes: size, list_keys: keys, repetitions: reps, client: 'node http for every request (S3: presigned URLs, /d: signed link)' };
+      result.parameters = { file_bytes: size, list_keys: keys, repetitions: reps, client: clientKind === 'curl' ? `transfers: ${await curlVersion()} for every server (S3: presigned URLs, /d: signed link, PUT: curl -T); listings: node http` : 'node http for every request (S3: presigned URLs, /d: signed link)' };
       result.environment = { loadavg_at_start: loadavg().map((v) => v.toFixed(2)).join(' ') };
       const src = path.join(work, 'source.bin');
       ctx.log(`writing a ${fmtNum(size / MiB, 0)} MiB source file`);
@@ -108,40 +185,21 @@ export const s3Bench: BenchModule = {
       };
       const atriumCreds = { accessKeyId: KEY, secretAccessKey: SECRET };
       const peerCreds = { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' };
-      const httpPut = (url: string, headers: Record<string, string>) =>
-        new Promise<void>((resolve, reject) => {
-          const req = http.request(url, { method: 'PUT', headers: { ...headers, 'content-length': String(size), 'content-type': 'application/octet-stream' } }, (res) => {
-            let text = '';
-            res.on('data', (c) => (text += c));
-            res.on('end', () => (res.statusCode === 200 ? resolve() : reject(new Error(`PUT ${url.split('?')[0]}: ${res.statusCode} ${text.slice(0, 200)}`))));
-          });
-          req.on('error', reject);
-          createReadStream(src).pipe(req);
-        });
-      // Every download is counted to its last byte: an error page is never timed as a transfer.
-      const httpGet = (url: string) =>
-        new Promise<void>((resolve, reject) => {
-          http.get(url, (res) => {
-            let got = 0;
-            res.on('data', (c: Buffer) => (got += c.length));
-            res.on('error', reject);
-            res.on('end', () => (res.statusCode === 200 && got === size ? resolve() : reject(new Error(`GET ${url.split('?')[0]}: ${res.statusCode}, ${got} of ${size} bytes`))));
-          }).on('error', reject);
-        });
-      const putS3 = async (port: number, creds: Creds, key: string) => {
-        const url = await presign(port, creds, 'PUT', key);
-        return timed(() => httpPut(url, {}));
-      };
-      const getS3 = async (port: number, creds: Creds, key: string) => {
-        const url = await presign(port, creds, 'GET', key);
-        return timed(() => httpGet(url));
-      };
-      const putNative = (name: string) => timed(() => httpPut(`${atrium.base}/api/fs/put`, { authorization: atrium.token, 'file-path': encodeURIComponent(`/${name}`) }));
+      // The transfer client (BENCH_CLIENT, default curl): one for every server. Node's http client
+      // streams 1 GiB at 250–500 MB/s and spends more CPU on it than the servers do, so its
+      // figures measure the client; curl moves the same bytes at several times that, and the
+      // servers' differences show. Each transfer's client CPU seconds are kept beside the servers'.
+      const putFile = (url: string, headers: Record<string, string>) =>
+        clientKind === 'curl' ? curlTransfer('PUT', url, headers, src, size) : nodePut(url, headers, src, size);
+      const getFile = (url: string) => (clientKind === 'curl' ? curlTransfer('GET', url, {}, undefined, size) : nodeGet(url, size));
+      const putS3 = async (port: number, creds: Creds, key: string) => putFile(await presign(port, creds, 'PUT', key), {});
+      const getS3 = async (port: number, creds: Creds, key: string) => getFile(await presign(port, creds, 'GET', key));
+      const putNative = (name: string) => putFile(`${atrium.base}/api/fs/put`, { authorization: atrium.token, 'file-path': encodeURIComponent(`/${name}`) });
       // /d as a browser reaches it: the signed raw link /api/fs/get hands out (sign_all is on by default).
       const getNative = async (name: string) => {
         const r = await httpCall(`${atrium.base}/api/fs/get`, { method: 'POST', headers: { authorization: atrium.token, 'content-type': 'application/json' } }, JSON.stringify({ path: `/${name}`, password: '' }));
         const sign = (JSON.parse(r.text) as { data?: { sign?: string } }).data?.sign ?? '';
-        return timed(() => httpGet(`${atrium.base}/d/${name}${sign ? `?sign=${encodeURIComponent(sign)}` : ''}`));
+        return getFile(`${atrium.base}/d/${name}${sign ? `?sign=${encodeURIComponent(sign)}` : ''}`);
       };
       // Listings: the same raw HTTP client for the three servers (S3 pages by presigned URLs), the
       // bodies read whole and checked after the clock stops; the S3 pages follow their tokens.
@@ -193,33 +251,68 @@ export const s3Bench: BenchModule = {
         await Promise.all(Array.from({ length: Math.min(32, keys - i) }, (_, j) => peerS3.send(new PutObjectCommand({ Bucket: 'bench', Key: `many/k${String(i + j).padStart(6, '0')}`, Body: 'x' }))));
       }
 
+      // One untimed listing of each kind first: the folder is read from disk and the code warmed
+      // once, so no side's median carries the cold start another side paid for.
+      await listAll(s3Port, atriumCreds);
+      await listNative();
+      await listNativePaged();
+      await listAll(peerPort, peerCreds);
+
       const idle = await rssOf(atrium.proc.pid);
       const rss = sampleRss(atrium.proc.pid, 100);
       // Each operation: its wall time, and the CPU seconds the serving process spent on it (less
       // swayed by other load on a shared machine than the wall time).
+      // The client's CPU seconds: this process's own (Node's http client, the listings) plus, for
+      // a curl transfer, the curl process's.
       const t: Record<string, number[]> = {};
       const cpu: Record<string, number[]> = {};
-      const measure = async (k: string, pid: number, fn: () => Promise<number>) => {
+      const clientCpu: Record<string, number[]> = {};
+      const measure = async (k: string, pid: number, fn: () => Promise<number | Transfer>) => {
         const before = await groupCpuSeconds(pid);
-        (t[k] ??= []).push(await fn());
+        const mine = process.cpuUsage();
+        const r = await fn();
+        const own = process.cpuUsage(mine);
+        const got = typeof r === 'number' ? { seconds: r } : r;
+        (t[k] ??= []).push(got.seconds);
         (cpu[k] ??= []).push((await groupCpuSeconds(pid)) - before);
+        (clientCpu[k] ??= []).push((own.user + own.system) / 1e6 + (got.clientCpu ?? 0));
       };
       const me = atrium.proc.pid;
       for (let rep = 0; rep < reps; rep++) {
         ctx.log(`repetition ${rep + 1}/${reps}`);
-        await measure('put-s3', me, () => putS3(s3Port, atriumCreds, `big-s3-${rep}.bin`));
-        await measure('put-native', me, () => putNative(`big-native-${rep}.bin`));
-        await measure('put-peer', peer.pid, () => putS3(peerPort, peerCreds, `big-${rep}.bin`));
-        await measure('get-s3', me, () => getS3(s3Port, atriumCreds, `big-native-${rep}.bin`));
-        await measure('get-native', me, () => getNative(`big-native-${rep}.bin`));
+        // Each upload starts with the disk's dirty pages written out (an untimed sync), and the
+        // two Atrium routes take turns going first, so neither inherits the other's writeback.
+        const puts: Array<[string, number, () => Promise<Transfer>]> = [
+          ['put-s3', me, () => putS3(s3Port, atriumCreds, `big-s3-${rep}.bin`)],
+          ['put-native', me, () => putNative(`big-native-${rep}.bin`)],
+        ];
+        if (rep % 2 === 1) puts.reverse();
+        puts.push(['put-peer', peer.pid, () => putS3(peerPort, peerCreds, `big-${rep}.bin`)]);
+        for (const [k, pid, fn] of puts) {
+          await runCommand('sync', 'sync', [], { timeoutMs: 120_000 });
+          await measure(k, pid, fn);
+        }
+        const gets: Array<[string, () => Promise<Transfer>]> = [
+          ['get-s3', () => getS3(s3Port, atriumCreds, `big-native-${rep}.bin`)],
+          ['get-native', () => getNative(`big-native-${rep}.bin`)],
+        ];
+        if (rep % 2 === 1) gets.reverse();
+        for (const [k, fn] of gets) await measure(k, me, fn);
         await measure('get-peer', peer.pid, () => getS3(peerPort, peerCreds, `big-${rep}.bin`));
         await measure('list-s3', me, () => listAll(s3Port, atriumCreds));
         await measure('list-native', me, () => listNative());
         await measure('list-native-paged', me, () => listNativePaged());
         await measure('list-peer', peer.pid, () => listAll(peerPort, peerCreds));
+        // The repetition's objects go (untimed): each repetition writes into as much free page
+        // cache as the first, instead of the later ones reclaiming the earlier ones' pages.
+        for (const name of [`big-s3-${rep}.bin`, `big-native-${rep}.bin`]) {
+          const file = path.join(data, 'files', name);
+          if (statSync(file).size !== size) throw new Error(`${name} has the wrong size`);
+          rmSync(file);
+        }
+        await peerS3.send(new DeleteObjectCommand({ Bucket: 'bench', Key: `big-${rep}.bin` }));
       }
       const { peak } = await rss.stop();
-      if (statSync(path.join(data, 'files', 'big-s3-0.bin')).size !== size) throw new Error('the S3 upload has the wrong size');
       const mbps = (k: string) => size / 1e6 / median(t[k]!);
       const ms = (k: string) => median(t[k]!) * 1000;
       const label = `${fmtNum(size / MiB, 0)} MiB`;
@@ -241,8 +334,10 @@ export const s3Bench: BenchModule = {
         target: `≥ ${target.toFixed(2)}× (time ratio)`,
         met: ms(peerKey) / ms('list-s3') >= target,
       });
-      result.summary.push(listRow('list-native-paged', `/api/fs/list in pages of 1000`, 0.9));
-      result.summary.push(listRow('list-native', '/api/fs/list in one request', 0.9));
+      // Pages of 1000 are the like-for-like figure (the requests an S3 client must make); the
+      // native API's single request is shown too, which no S3 client can make.
+      result.summary.push(listRow('list-native-paged', `/api/fs/list in pages of 1000 (like for like)`, 0.9));
+      result.summary.push(listRow('list-native', `/api/fs/list in one request (S3 pages hold at most 1000 keys: ${pages} requests against 1)`, 0.9));
       result.summary.push(listRow('list-peer', 's3rver', 2));
       const c = (k: string) => median(cpu[k]!);
       result.details.push({
@@ -255,9 +350,19 @@ export const s3Bench: BenchModule = {
           [`ListObjectsV2 ${keys} keys (native: pages of 1000)`, c('list-s3'), c('list-native-paged'), c('list-s3') / c('list-native-paged'), c('list-peer'), c('list-peer') / c('list-s3')],
         ].map((r) => r.map((v) => (typeof v === 'number' ? Number(v.toFixed(3)) : v))),
       });
+      const cc = (k: string) => median(clientCpu[k]!);
+      result.details.push({
+        title: `Client CPU seconds per operation (median; ${clientKind === 'curl' ? 'the curl process for transfers, this process for listings' : 'this process: Node http'}) against the wall time`,
+        columns: ['operation', 'Atrium S3 client CPU', 'wall s', 'native client CPU', 'wall s', 's3rver client CPU', 'wall s'],
+        rows: [
+          [`PutObject ${label}`, cc('put-s3'), median(t['put-s3']!), cc('put-native'), median(t['put-native']!), cc('put-peer'), median(t['put-peer']!)],
+          [`GetObject ${label}`, cc('get-s3'), median(t['get-s3']!), cc('get-native'), median(t['get-native']!), cc('get-peer'), median(t['get-peer']!)],
+          [`ListObjectsV2 ${keys} keys (native: pages of 1000)`, cc('list-s3'), median(t['list-s3']!), cc('list-native-paged'), median(t['list-native-paged']!), cc('list-peer'), median(t['list-peer']!)],
+        ].map((r) => r.map((v) => (typeof v === 'number' ? Number(v.toFixed(3)) : v))),
+      });
       if (idle !== undefined) result.summary.push({ benchmark: 'atrium RSS before the transfers', atrium: idle / 1e6, unit: 'MB' });
       result.summary.push({ benchmark: 'atrium peak RSS during the transfers', atrium: peak / 1e6, unit: 'MB', target: 'flat (< idle + 100 MB)', met: idle === undefined ? null : peak - idle < 100e6 });
-      result.raw = { seconds: t, cpu_seconds: cpu };
+      result.raw = { seconds: t, cpu_seconds: cpu, client_cpu_seconds: clientCpu };
       result.environment.loadavg_at_end = loadavg().map((v) => v.toFixed(2)).join(' ');
       peerS3.destroy();
       await peer.stop();

@@ -5,6 +5,8 @@ import type { View } from '../../view/view.js';
 export interface Entry {
   key: string;
   obj: Obj;
+  /** Where the entry is among its folder's sorted rows (a page of one folder is a run of them). */
+  from: { rows: SortedRows; index: number; dirKey: string };
 }
 
 export interface ListRequest {
@@ -53,10 +55,13 @@ export function compareKeys(a: string, b: string): number {
 }
 
 /** A folder entry with its key relative to the folder: the name, and `/` after a folder's. */
-interface Sorted {
+export interface Sorted {
   rel: string;
   obj: Obj;
 }
+
+/** A folder's entries in key order, the same array for as long as its cached listing holds. */
+export type SortedRows = readonly Sorted[];
 
 /**
  * A folder's entries in key order, kept per listing array: a cached listing is the same array
@@ -120,14 +125,14 @@ export async function listKeys(view: View, req: ListRequest): Promise<ListResult
   let truncated = false;
 
   /** Adds one row in key order; false once the page is full and a further row exists. */
-  const emit = (key: string, obj?: Obj): boolean => {
+  const emit = (key: string, from?: Entry['from']): boolean => {
     if (after && compareKeys(key, after) <= 0) return true;
-    if (!obj && key === last) return true;
+    if (!from && key === last) return true;
     if (contents.length + prefixes.length >= maxKeys) {
       truncated = true;
       return false;
     }
-    if (obj) contents.push({ key, obj });
+    if (from) contents.push({ key, obj: from.rows[from.index]!.obj, from });
     else prefixes.push(key);
     last = key;
     return true;
@@ -148,7 +153,7 @@ export async function listKeys(view: View, req: ListRequest): Promise<ListResult
       if (!key.startsWith(prefix)) continue;
       // Keys sharing a prefix are next to each other in key order: their common prefix is one row.
       const at = delimiter && delimiter !== '/' ? key.indexOf(delimiter, prefix.length) : -1;
-      if (!(at >= 0 ? emit(key.slice(0, at + delimiter.length)) : emit(key, obj))) return false;
+      if (!(at >= 0 ? emit(key.slice(0, at + delimiter.length)) : emit(key, { rows, index: i, dirKey }))) return false;
     }
     return true;
   };

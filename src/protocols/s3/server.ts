@@ -12,12 +12,13 @@ import type { View } from '../../view/view.js';
 import { listenOn, type ProtocolListener } from '../listeners.js';
 import { accessDenied, noSuchKey, S3Error, toS3Error } from './errors.js';
 import { etagOf } from './etag.js';
-import { type Entry, listKeys } from './listing.js';
+import { contentsXml } from './contents.js';
+import { listKeys } from './listing.js';
 import { Multipart } from './multipart.js';
 import { authenticate, bucketOf, bucketView, type Principal, principalView, requireWriter } from './principal.js';
 import { checksumAlgorithmOf, ChecksumCheck, invalidChecksum, wellFormed } from './checksums.js';
 import { AwsChunkedDecoder, queryPairs, Sha256Check } from './sigv4.js';
-import { document, documentBytes, errorDocument, escapeXml, RawXml, type XmlNode } from './xml.js';
+import { document, documentBytes, errorDocument, type XmlNode } from './xml.js';
 
 const MAX_XML_BODY = 2 * 1024 * 1024;
 const MAX_KEYS = 1000;
@@ -189,7 +190,7 @@ async function listObjects(view: View, c: S3Call) {
     } else after = q.get('start-after') ?? '';
   } else after = q.get('marker') ?? '';
   const r = await listKeys(view, { prefix, delimiter, after, maxKeys });
-  const contents = contentsXml(r.contents, enc);
+  const contents = contentsXml(r.contents, encode, enc);
   const prefixes: XmlNode[] = r.prefixes.map((p) => ['CommonPrefixes', [['Prefix', enc(p)]]]);
   const head: Array<XmlNode | undefined> = [['Name', c.bucket], ['Prefix', enc(prefix)]];
   if (v2) {
@@ -204,35 +205,6 @@ async function listObjects(view: View, c: S3Call) {
   }
   head.push(['MaxKeys', maxKeys], delimiter ? ['Delimiter', enc(delimiter)] : undefined, encode ? ['EncodingType', 'url'] : undefined, ['IsTruncated', r.truncated]);
   return xml(c, documentBytes('ListBucketResult', [...head, contents, ...prefixes]));
-}
-
-/** The part of a listing's `<Contents>` after the key, made once per entry object (cached listings hand out the same ones). */
-const tails = new WeakMap<Obj, { ms: number; size: number; xml: Buffer }>();
-function contentsTail(obj: Obj): Buffer {
-  const ms = obj.modified.getTime();
-  const hit = tails.get(obj);
-  if (hit && hit.ms === ms && hit.size === obj.size) return hit.xml;
-  const xml = Buffer.from(`</Key><LastModified>${iso(obj.modified)}</LastModified><ETag>${escapeXml(etagOf(obj))}</ETag><Size>${obj.size}</Size><StorageClass>STANDARD</StorageClass></Contents>`);
-  tails.set(obj, { ms, size: obj.size, xml });
-  return xml;
-}
-
-const CONTENTS_OPEN = Buffer.from('<Contents><Key>');
-
-/** The `<Contents>` of a listing page, written into one buffer. */
-function contentsXml(rows: Entry[], enc: (key: string) => string): RawXml {
-  const keys = rows.map((r) => escapeXml(enc(r.key)));
-  const ends = rows.map((r) => contentsTail(r.obj));
-  let total = 0;
-  for (let i = 0; i < rows.length; i++) total += CONTENTS_OPEN.length + Buffer.byteLength(keys[i]!) + ends[i]!.length;
-  const buf = Buffer.allocUnsafe(total);
-  let at = 0;
-  for (let i = 0; i < rows.length; i++) {
-    at += CONTENTS_OPEN.copy(buf, at);
-    at += buf.write(keys[i]!, at);
-    at += ends[i]!.copy(buf, at);
-  }
-  return new RawXml(buf);
 }
 
 /** The object a key names: a file, or a folder for a key ending in `/`. */

@@ -131,9 +131,22 @@ export function checkTime(sig: SignedRequest, query: Map<string, string>, now = 
   if (Math.abs(now - at) > MAX_SKEW_MS) throw new S3Error(403, 'RequestTimeTooSkewed', 'The difference between the request time and the current time is too large.');
 }
 
+/**
+ * Derived signing keys by scope and secret: a key serves every request of its day and region
+ * (four HMACs saved per request). Bounded; a changed secret is another entry, never a stale hit.
+ */
+const signingKeys = new Map<string, Buffer>();
+const MAX_SIGNING_KEYS = 256;
+
 export function signingKey(secret: string, sig: SignedRequest): Buffer {
+  const id = `${sig.scope}\n${secret}`;
+  const hit = signingKeys.get(id);
+  if (hit) return hit;
   const [date, region, service] = sig.scope.split('/') as [string, string, string];
-  return hmac(hmac(hmac(hmac(`AWS4${secret}`, date), region), service), 'aws4_request');
+  const key = hmac(hmac(hmac(hmac(`AWS4${secret}`, date), region), service), 'aws4_request');
+  if (signingKeys.size >= MAX_SIGNING_KEYS) signingKeys.delete(signingKeys.keys().next().value!);
+  signingKeys.set(id, key);
+  return key;
 }
 
 /**
