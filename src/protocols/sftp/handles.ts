@@ -1,3 +1,4 @@
+import { close, read } from 'node:fs';
 import { PassThrough, type Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { Obj } from '../../drivers/types.js';
@@ -129,6 +130,41 @@ export class DownloadHandle {
     this.stream?.destroy();
     this.stream = undefined;
     this.chunks = [];
+  }
+}
+
+/**
+ * An open local file being read (a Local storage's file): each READ is one positional read of
+ * the file opened at OPEN, into the answer's own buffer; reads in flight together may be
+ * answered in any order, as SFTP allows. The descriptor is closed once the reads in flight end.
+ */
+export class FileReadHandle {
+  private reading = 0;
+  private closing = false;
+
+  constructor(
+    readonly path: string,
+    readonly obj: Obj,
+    private readonly fd: number,
+  ) {}
+
+  /** Reads up to `len` bytes at file offset `position` into `buf` at `at`; 0 at the end of the file. */
+  read(buf: Buffer, at: number, len: number, position: number): Promise<number> {
+    if (this.closing) return Promise.reject(new Error('the handle is closed'));
+    this.reading++;
+    return new Promise<number>((resolve, reject) => {
+      read(this.fd, buf, at, len, position, (err, bytes) => {
+        if (--this.reading === 0 && this.closing) close(this.fd, () => undefined);
+        if (err) reject(err);
+        else resolve(bytes);
+      });
+    });
+  }
+
+  close(): void {
+    if (this.closing) return;
+    this.closing = true;
+    if (this.reading === 0) close(this.fd, () => undefined);
   }
 }
 
