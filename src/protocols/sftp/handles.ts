@@ -11,11 +11,18 @@ const READ_AHEAD = 1 << 20;
 const KEEP_HEAD = 1 << 20;
 
 /**
- * Bytes of a streamed upload taken ahead of the storage before a WRITE waits to be answered: the
- * client's requests in flight (OpenSSH: 64 × 32 KiB) are answered as they come instead of one
- * drain at a time. A failure of bytes already answered fails the close, so nothing is stored.
+ * Bytes of a streamed upload taken ahead of the storage before a WRITE waits to be answered and
+ * the connection stops reading: the client's requests in flight are answered as they come
+ * instead of one drain at a time. A failure of bytes already answered fails the close, so
+ * nothing is stored.
  */
 const WRITE_AHEAD = 4 << 20;
+
+/** Stops and restarts reading the connection (its socket), counting holds. */
+export interface ReadHold {
+  hold(): void;
+  release(): void;
+}
 
 /** Raised for a write at an offset the streaming upload can not take. */
 export class UnsupportedWrite extends Error {}
@@ -177,6 +184,12 @@ export interface UploadOptions {
   seed?(): Promise<Readable>;
   /** SSH_FXF_APPEND: every write goes to the end of the file, whatever its offset. */
   append?: boolean;
+  /**
+   * Held while the storage is behind by more than WRITE_AHEAD: OpenSSH keeps 64 writes of 255
+   * KiB in flight whatever the answers, and without it they piled up in memory long enough for
+   * V8 to move them to its old generation, collected only by full garbage collections.
+   */
+  readHold?: ReadHold;
 }
 
 /**
@@ -306,11 +319,14 @@ export class UploadHandle {
   /** One wait for the stream's drain (or end) shared by every write held back meanwhile. */
   private drained(stream: PassThrough): Promise<void> {
     if (this.drainWait?.stream !== stream) {
+      const hold = this.opts.readHold;
+      hold?.hold();
       const wait = new Promise<void>((resolve) => {
         const done = () => {
           stream.off('drain', done);
           stream.off('close', done);
           if (this.drainWait?.stream === stream) this.drainWait = undefined;
+          hold?.release();
           resolve();
         };
         stream.on('drain', done);

@@ -10,6 +10,7 @@ import { lazyRequire } from '../../util/lazy-require.js';
 import { listenOn, type ProtocolListener } from '../listeners.js';
 import { authenticate } from './auth.js';
 import { loadHostKeys } from './host-key.js';
+import type { ReadHold } from './handles.js';
 import { serveSftp } from './session.js';
 import { SPOOL_FOLDER } from './spool.js';
 import { storageSpace } from './space.js';
@@ -40,6 +41,9 @@ export async function startSftpServer(core: Core, listen = core.config.sftp.list
   const banner = core.settings.get('announcement');
   const server = new ssh2.Server({ hostKeys, ident: 'Atrium', banner: banner ? `${banner}\n` : undefined, algorithms: { cipher: CIPHERS } }, (client, info) => {
     clients.add(client);
+    // ssh2 keeps the connection's socket as `_sock` (lib/server.js): uploads pause it while the storage is behind.
+    const socket = (client as unknown as { _sock?: unknown })._sock;
+    const hold = socket instanceof net.Socket ? readHold(socket) : undefined;
     let user: User | undefined;
     client.on('authentication', (ctx) => {
       authenticate(ssh2, core, ctx, info.ip).then(
@@ -58,7 +62,7 @@ export async function startSftpServer(core: Core, listen = core.config.sftp.list
         session.on('sftp', (acceptSftp) => {
           if (!user) return;
           const view = core.views.for(user, { front: 'ftp' });
-          serveSftp(acceptSftp(), view, log, { tempDir: core.config.temp_dir, spaceOf: (p) => storageSpace(view.storageOf(p)) });
+          serveSftp(acceptSftp(), view, log, { tempDir: core.config.temp_dir, spaceOf: (p) => storageSpace(view.storageOf(p)), readHold: hold });
         });
       });
     });
@@ -78,6 +82,19 @@ export async function startSftpServer(core: Core, listen = core.config.sftp.list
     close: async () => {
       for (const c of clients) c.end();
       await new Promise<void>((resolve) => tcp.close(() => resolve()));
+    },
+  };
+}
+
+/** Pauses the socket while any upload of the connection holds it (ssh2 reads it in flowing mode). */
+function readHold(socket: Socket): ReadHold {
+  let holds = 0;
+  return {
+    hold: () => {
+      if (holds++ === 0) socket.pause();
+    },
+    release: () => {
+      if (--holds === 0 && !socket.destroyed) socket.resume();
     },
   };
 }

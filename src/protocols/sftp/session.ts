@@ -7,7 +7,7 @@ import type { Logger } from '../../logger.js';
 import { lsLine } from '../ls-line.js';
 import type { View } from '../../view/view.js';
 import { DATA_HEADER, DataSender } from './data-sender.js';
-import { DirHandle, DownloadHandle, FileReadHandle, UnsupportedWrite, UploadHandle } from './handles.js';
+import { DirHandle, DownloadHandle, FileReadHandle, type ReadHold, UnsupportedWrite, UploadHandle } from './handles.js';
 import { advertiseExtensions, limitsBody, MAX_DATA, sendExtendedReply, statvfsBody, VFS_FLAG, type VfsStats } from './openssh-ext.js';
 import { Spool } from './spool.js';
 
@@ -52,6 +52,8 @@ export interface SessionOptions {
   tempDir: string;
   /** File system figures of the storage holding a virtual path; undefined when it reports none. */
   spaceOf(virtualPath: string): Promise<VfsStats | undefined>;
+  /** Stops reading the connection while an upload's storage is behind (the SSH socket). */
+  readHold?: ReadHold;
 }
 
 /**
@@ -147,6 +149,7 @@ export function serveSftp(sftp: SFTPWrapper, ufs: View, log: Logger, opts: Sessi
         spool: () => Spool.create(opts.tempDir),
         seed: update ? async () => (await ufs.openRead(p)).stream : undefined,
         append: (flags & FLAG.APPEND) !== 0,
+        readHold: opts.readHold,
       });
       sftp.handle(reqId, addHandle(upload));
     }),
