@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { UploadHandle } from '../../src/protocols/sftp/handles.js';
 
 describe('SFTP upload backpressure', () => {
-  it('holds the connection while the storage is more than 4 MiB behind, and releases it once it caught up', async () => {
+  it('holds the connection while the storage is more than WRITE_AHEAD (1 MiB) behind, and releases it once it caught up', async () => {
     const events: string[] = [];
     let source: Readable | undefined;
     const chunks: Buffer[] = [];
@@ -25,7 +25,7 @@ describe('SFTP upload backpressure', () => {
     const body = randomBytes(256 * 1024);
     const writes: Array<Promise<void>> = [];
     for (let i = 0; i < 24; i++) writes.push(upload.write(i * body.length, body));
-    // 6 MiB written, none read: the connection is held once, the later writes wait.
+    // 6 MiB written, none read: the connection is held once, the writes past 1 MiB wait.
     await new Promise((r) => setImmediate(r));
     expect(events).toEqual(['hold']);
     source!.on('data', (c: Buffer) => chunks.push(c));

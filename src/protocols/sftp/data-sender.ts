@@ -1,5 +1,6 @@
 import type { SFTPWrapper } from 'ssh2';
 import type { Logger } from '../../logger.js';
+import { answerBytesSent } from '../../util/young-gc.js';
 import { internalsOf, type Internals } from './openssh-ext.js';
 
 /** SSH_FXP_DATA and the bytes before a DATA answer's data: length, type, request id, data length. */
@@ -65,6 +66,7 @@ export class DataSender {
   /** Sends `dataLen` bytes at DATA_HEADER of `buf` (a buffer of `take`) as the answer to `reqId`. */
   send(reqId: number, buf: Buffer, dataLen: number): void {
     if (this.closed) return;
+    answerBytesSent(dataLen);
     const len = DATA_HEADER + dataLen;
     buf.writeUInt32BE(len - 4, 0);
     buf[4] = DATA;

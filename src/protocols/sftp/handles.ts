@@ -12,11 +12,12 @@ const KEEP_HEAD = 1 << 20;
 
 /**
  * Bytes of a streamed upload taken ahead of the storage before a WRITE waits to be answered and
- * the connection stops reading: the client's requests in flight are answered as they come
- * instead of one drain at a time. A failure of bytes already answered fails the close, so
- * nothing is stored.
+ * the connection stops reading (readHold): the client's requests in flight are answered as they
+ * come instead of one drain at a time. A failure of bytes already answered fails the close, so
+ * nothing is stored. Small enough that what is in flight (this, the storage's 1 MiB batch and
+ * its write) dies before the young collections of every 4 MiB (util/young-gc.ts) promote it.
  */
-const WRITE_AHEAD = 4 << 20;
+const WRITE_AHEAD = 1 << 20;
 
 /** Stops and restarts reading the connection (its socket), counting holds. */
 export interface ReadHold {
