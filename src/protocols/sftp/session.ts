@@ -73,9 +73,16 @@ export function serveSftp(sftp: SFTPWrapper, ufs: View, log: Logger, opts: Sessi
   };
   const modeOf = (obj: Obj) => (obj.isDir ? (writable ? 0o755 : 0o555) : writable ? 0o644 : 0o444);
 
+  /** Set once the channel is gone: a handle opened after that is dropped at once (its descriptor closed, its upload aborted). */
+  let gone = false;
+  const drop = (h: Handle) => {
+    if (h instanceof UploadHandle) h.abort(new Error('the connection closed before the file was closed'));
+    else if (h instanceof DownloadHandle || h instanceof FileReadHandle) h.close();
+  };
   const addHandle = (h: Handle): Buffer => {
     const id = nextHandle++;
-    handles.set(id, h);
+    if (gone) drop(h);
+    else handles.set(id, h);
     const buf = Buffer.alloc(4);
     buf.writeUInt32BE(id);
     return buf;
@@ -315,10 +322,8 @@ export function serveSftp(sftp: SFTPWrapper, ufs: View, log: Logger, opts: Sessi
   });
 
   const closeAll = () => {
-    for (const h of handles.values()) {
-      if (h instanceof UploadHandle) h.abort(new Error('the connection closed before the file was closed'));
-      else if (h instanceof DownloadHandle || h instanceof FileReadHandle) h.close();
-    }
+    gone = true;
+    for (const h of handles.values()) drop(h);
     handles.clear();
     sender.close();
   };
