@@ -5,7 +5,7 @@
 // Both servers get the same client, OpenSSH's `sftp -b` with its defaults (64 requests in flight
 // of the lengths each server's `limits@openssh.com` answer gives: 255 KiB both ways with
 // sftp-server, 255 KiB writes and 64 KiB reads with Atrium; the cipher each server negotiates
-// with it: chacha20-poly1305 with sshd, AES-GCM with Atrium), timed inside bash. The private sshd runs `sshd -D -f <own config>` on a free
+// with it: chacha20-poly1305 with both, which offer sshd's list in sshd's order), timed inside bash. The private sshd runs `sshd -D -f <own config>` on a free
 // loopback port with its own host key, one authorized key and Debian's sftp-server; Atrium's
 // files and sshd's folder are on the same disk (the temp folder). Runs alternate between the two
 // servers; every timed upload is preceded by an untimed write + delete of as many bytes (see

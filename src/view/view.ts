@@ -258,6 +258,18 @@ export class View {
     return this.core.fs.other(p, method, data);
   }
 
+  /**
+   * A file to be read at any offsets (SFTP): decided once, as `openRead` decides each reader; with
+   * the local file holding its bytes when the storage serves it from one (Local), for positional
+   * reads of one open file.
+   */
+  async readable(p: string): Promise<{ obj: Obj; localPath?: string }> {
+    const obj = await this.stat(p);
+    if (obj.isDir) throw new BadRequest('is a folder');
+    const { link } = await this.core.fs.link(p, {});
+    return { obj, localPath: link.file?.path };
+  }
+
   /** A file's bytes from `start` to the end (SFTP and FTP downloads). */
   async openRead(p: string, start = 0): Promise<{ stream: Readable; size: number; obj: Obj }> {
     const obj = await this.stat(p);

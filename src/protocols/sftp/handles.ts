@@ -1,3 +1,4 @@
+import { close, read } from 'node:fs';
 import { PassThrough, type Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { Obj } from '../../drivers/types.js';
@@ -10,11 +11,19 @@ const READ_AHEAD = 1 << 20;
 const KEEP_HEAD = 1 << 20;
 
 /**
- * Bytes of a streamed upload taken ahead of the storage before a WRITE waits to be answered: the
- * client's requests in flight (OpenSSH: 64 × 32 KiB) are answered as they come instead of one
- * drain at a time. A failure of bytes already answered fails the close, so nothing is stored.
+ * Bytes of a streamed upload taken ahead of the storage before a WRITE waits to be answered and
+ * the connection stops reading (readHold): the client's requests in flight are answered as they
+ * come instead of one drain at a time. A failure of bytes already answered fails the close, so
+ * nothing is stored. Small enough that what is in flight (this, the storage's 1 MiB batch and
+ * its write) dies before the young collections of every 4 MiB (util/young-gc.ts) promote it.
  */
-const WRITE_AHEAD = 4 << 20;
+const WRITE_AHEAD = 1 << 20;
+
+/** Stops and restarts reading the connection (its socket), counting holds. */
+export interface ReadHold {
+  hold(): void;
+  release(): void;
+}
 
 /** Raised for a write at an offset the streaming upload can not take. */
 export class UnsupportedWrite extends Error {}
@@ -132,6 +141,41 @@ export class DownloadHandle {
   }
 }
 
+/**
+ * An open local file being read (a Local storage's file): each READ is one positional read of
+ * the file opened at OPEN, into the answer's own buffer; reads in flight together may be
+ * answered in any order, as SFTP allows. The descriptor is closed once the reads in flight end.
+ */
+export class FileReadHandle {
+  private reading = 0;
+  private closing = false;
+
+  constructor(
+    readonly path: string,
+    readonly obj: Obj,
+    private readonly fd: number,
+  ) {}
+
+  /** Reads up to `len` bytes at file offset `position` into `buf` at `at`; 0 at the end of the file. */
+  read(buf: Buffer, at: number, len: number, position: number): Promise<number> {
+    if (this.closing) return Promise.reject(new Error('the handle is closed'));
+    this.reading++;
+    return new Promise<number>((resolve, reject) => {
+      read(this.fd, buf, at, len, position, (err, bytes) => {
+        if (--this.reading === 0 && this.closing) close(this.fd, () => undefined);
+        if (err) reject(err);
+        else resolve(bytes);
+      });
+    });
+  }
+
+  close(): void {
+    if (this.closing) return;
+    this.closing = true;
+    if (this.reading === 0) close(this.fd, () => undefined);
+  }
+}
+
 export interface UploadOptions {
   /** Starts the `fs` put that stores what the stream carries (temporary file renamed into place). */
   start(stream: Readable): Promise<void>;
@@ -141,6 +185,12 @@ export interface UploadOptions {
   seed?(): Promise<Readable>;
   /** SSH_FXF_APPEND: every write goes to the end of the file, whatever its offset. */
   append?: boolean;
+  /**
+   * Held while the storage is behind by more than WRITE_AHEAD: OpenSSH keeps 64 writes of 255
+   * KiB in flight whatever the answers, and without it they piled up in memory long enough for
+   * V8 to move them to its old generation, collected only by full garbage collections.
+   */
+  readHold?: ReadHold;
 }
 
 /**
@@ -270,11 +320,14 @@ export class UploadHandle {
   /** One wait for the stream's drain (or end) shared by every write held back meanwhile. */
   private drained(stream: PassThrough): Promise<void> {
     if (this.drainWait?.stream !== stream) {
+      const hold = this.opts.readHold;
+      hold?.hold();
       const wait = new Promise<void>((resolve) => {
         const done = () => {
           stream.off('drain', done);
           stream.off('close', done);
           if (this.drainWait?.stream === stream) this.drainWait = undefined;
+          hold?.release();
           resolve();
         };
         stream.on('drain', done);

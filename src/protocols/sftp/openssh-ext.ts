@@ -40,8 +40,8 @@ const EXTENDED_REPLY = 201;
 /** The VERSION packet ssh2 1.17's server always sends: length 5, type 2, version 3, no extensions. */
 const PLAIN_VERSION = Buffer.from([0, 0, 0, 5, VERSION, 0, 0, 0, 3]);
 
-/** The parts of ssh2's SFTP object (lib/protocol/SFTP.js) the shim relies on. */
-interface Internals {
+/** The parts of ssh2's SFTP object (lib/protocol/SFTP.js) the shim and the DataSender rely on. */
+export interface Internals {
   _protocol: { channelData(id: number, data: Buffer): void };
   outgoing: { id: number; state: string; window: number; packetSize: number };
   _buffer: Buffer[];
@@ -50,7 +50,7 @@ interface Internals {
 let warned = false;
 
 /** ssh2's internals when they look as expected, else undefined (logged once per process). */
-function internalsOf(sftp: SFTPWrapper, log: Logger): Internals | undefined {
+export function internalsOf(sftp: SFTPWrapper, log: Logger): Internals | undefined {
   const s = sftp as unknown as Partial<Internals>;
   const ok =
     typeof s._protocol?.channelData === 'function' &&
@@ -59,7 +59,7 @@ function internalsOf(sftp: SFTPWrapper, log: Logger): Internals | undefined {
     typeof s.outgoing.packetSize === 'number' &&
     Array.isArray(s._buffer);
   if (ok) return s as Internals;
-  if (!warned) log.warn('ssh2 internals differ from what the SFTP extension shim expects: OpenSSH extensions (statvfs) are not offered');
+  if (!warned) log.warn('ssh2 internals differ from what the SFTP shims expect: OpenSSH extensions (statvfs) are not offered, reads are answered through sftp.data()');
   warned = true;
   return undefined;
 }

@@ -1,3 +1,4 @@
+import { open } from 'node:fs';
 import type { Attributes, SFTPWrapper } from 'ssh2';
 import { can, PERM } from '../../auth/permissions.js';
 import type { Obj } from '../../drivers/types.js';
@@ -5,7 +6,8 @@ import { AppError, type ErrorKind } from '../../errors.js';
 import type { Logger } from '../../logger.js';
 import { lsLine } from '../ls-line.js';
 import type { View } from '../../view/view.js';
-import { DirHandle, DownloadHandle, UnsupportedWrite, UploadHandle } from './handles.js';
+import { DATA_HEADER, DataSender } from './data-sender.js';
+import { DirHandle, DownloadHandle, FileReadHandle, type ReadHold, UnsupportedWrite, UploadHandle } from './handles.js';
 import { advertiseExtensions, limitsBody, MAX_DATA, sendExtendedReply, statvfsBody, VFS_FLAG, type VfsStats } from './openssh-ext.js';
 import { Spool } from './spool.js';
 
@@ -24,7 +26,7 @@ class SftpStatus extends Error {
   }
 }
 
-type Handle = DownloadHandle | UploadHandle | DirHandle;
+type Handle = FileReadHandle | DownloadHandle | UploadHandle | DirHandle;
 
 /** The one mapping of error kinds to SFTP statuses; kinds not named here are a failure with their text. */
 const STATUS_OF: Partial<Record<ErrorKind, number>> = {
@@ -50,6 +52,8 @@ export interface SessionOptions {
   tempDir: string;
   /** File system figures of the storage holding a virtual path; undefined when it reports none. */
   spaceOf(virtualPath: string): Promise<VfsStats | undefined>;
+  /** Stops reading the connection while an upload's storage is behind (the SSH socket). */
+  readHold?: ReadHold;
 }
 
 /**
@@ -61,6 +65,7 @@ export function serveSftp(sftp: SFTPWrapper, ufs: View, log: Logger, opts: Sessi
   let nextHandle = 1;
   const owner = ufs.user.username.replace(/\s/g, '_') || 'atrium';
   const writable = can(ufs.user, PERM.FTP_WRITE);
+  const sender = new DataSender(sftp, log);
 
   const attrsOf = (obj: Obj): Attributes => {
     const mtime = Math.floor(obj.modified.getTime() / 1000);
@@ -68,9 +73,16 @@ export function serveSftp(sftp: SFTPWrapper, ufs: View, log: Logger, opts: Sessi
   };
   const modeOf = (obj: Obj) => (obj.isDir ? (writable ? 0o755 : 0o555) : writable ? 0o644 : 0o444);
 
+  /** Set once the channel is gone: a handle opened after that is dropped at once (its descriptor closed, its upload aborted). */
+  let gone = false;
+  const drop = (h: Handle) => {
+    if (h instanceof UploadHandle) h.abort(new Error('the connection closed before the file was closed'));
+    else if (h instanceof DownloadHandle || h instanceof FileReadHandle) h.close();
+  };
   const addHandle = (h: Handle): Buffer => {
     const id = nextHandle++;
-    handles.set(id, h);
+    if (gone) drop(h);
+    else handles.set(id, h);
     const buf = Buffer.alloc(4);
     buf.writeUInt32BE(id);
     return buf;
@@ -117,7 +129,7 @@ export function serveSftp(sftp: SFTPWrapper, ufs: View, log: Logger, opts: Sessi
       if (h instanceof UploadHandle) {
         const now = Math.floor(Date.now() / 1000);
         sftp.attrs(reqId, { mode: 0o100000 | (writable ? 0o644 : 0o444), uid: 0, gid: 0, size: await h.size(), atime: now, mtime: now });
-      } else if (h instanceof DownloadHandle) sftp.attrs(reqId, attrsOf(h.obj));
+      } else if (h instanceof DownloadHandle || h instanceof FileReadHandle) sftp.attrs(reqId, attrsOf(h.obj));
       else sftp.attrs(reqId, attrsOf(await ufs.stat(h.path)));
     }),
   );
@@ -126,8 +138,12 @@ export function serveSftp(sftp: SFTPWrapper, ufs: View, log: Logger, opts: Sessi
     run(reqId, 'open', async () => {
       const p = ufs.virtual(filename);
       if (!(flags & FLAG.WRITE)) {
-        const obj = await ufs.stat(p);
-        if (obj.isDir) throw new SftpStatus(STATUS.FAILURE, 'is a folder');
+        const { obj, localPath } = await ufs.readable(p);
+        if (localPath) {
+          const fd = await new Promise<number>((resolve, reject) => open(localPath, 'r', (err, n) => (err ? reject(err) : resolve(n))));
+          sftp.handle(reqId, addHandle(new FileReadHandle(p, obj, fd)));
+          return;
+        }
         sftp.handle(reqId, addHandle(new DownloadHandle(p, obj, obj.size, async (start) => (await ufs.openRead(p, start)).stream)));
         return;
       }
@@ -140,6 +156,7 @@ export function serveSftp(sftp: SFTPWrapper, ufs: View, log: Logger, opts: Sessi
         spool: () => Spool.create(opts.tempDir),
         seed: update ? async () => (await ufs.openRead(p)).stream : undefined,
         append: (flags & FLAG.APPEND) !== 0,
+        readHold: opts.readHold,
       });
       sftp.handle(reqId, addHandle(upload));
     }),
@@ -148,7 +165,25 @@ export function serveSftp(sftp: SFTPWrapper, ufs: View, log: Logger, opts: Sessi
   sftp.on('READ', (reqId, buf, offset, len) =>
     run(reqId, 'read', async () => {
       // A longer read is answered with at most MAX_DATA bytes, as the limits extension tells.
-      const data = await handleOf(buf, DownloadHandle).read(offset, Math.min(len, MAX_DATA));
+      const n = Math.min(len, MAX_DATA);
+      const h = anyHandle(buf);
+      if (h instanceof FileReadHandle) {
+        const out = sender.take(n);
+        let got: number;
+        try {
+          got = await h.read(out, DATA_HEADER, n, offset);
+        } catch (err) {
+          sender.give(out);
+          throw err;
+        }
+        if (got > 0) sender.send(reqId, out, got);
+        else {
+          sender.give(out);
+          sftp.status(reqId, STATUS.EOF);
+        }
+        return;
+      }
+      const data = await handleOf(buf, DownloadHandle).read(offset, n);
       if (data) sftp.data(reqId, data);
       else sftp.status(reqId, STATUS.EOF);
     }),
@@ -168,7 +203,7 @@ export function serveSftp(sftp: SFTPWrapper, ufs: View, log: Logger, opts: Sessi
       if (h instanceof UploadHandle) {
         await h.close();
         if (h.modified) await ufs.setModified(h.path, h.modified);
-      } else if (h instanceof DownloadHandle) h.close();
+      } else if (h instanceof DownloadHandle || h instanceof FileReadHandle) h.close();
       ok(reqId);
     }),
   );
@@ -287,11 +322,10 @@ export function serveSftp(sftp: SFTPWrapper, ufs: View, log: Logger, opts: Sessi
   });
 
   const closeAll = () => {
-    for (const h of handles.values()) {
-      if (h instanceof UploadHandle) h.abort(new Error('the connection closed before the file was closed'));
-      else if (h instanceof DownloadHandle) h.close();
-    }
+    gone = true;
+    for (const h of handles.values()) drop(h);
     handles.clear();
+    sender.close();
   };
   sftp.on('close', closeAll);
   sftp.on('error', closeAll);
