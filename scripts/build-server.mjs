@@ -66,26 +66,26 @@ export const zodEnglishOnly = {
  * serialisation: ~400 KB of code, ~40 ms of CPU to evaluate) when the app is created, but
  * Atrium's routes validate with zod and declare no Fastify schema. Where Fastify's schema
  * controller requires them, these stand-ins return the same factories, which require the real
- * package (bundled, unchanged) the first time a route's schema is compiled.
+ * package the first time a route's schema is compiled: from node_modules, resolved from
+ * Fastify's own folder as Fastify's require would, so that the bundle does not carry (and V8
+ * does not parse at every start) code a default server never runs.
  */
 export const lazySchemaCompilers = {
   name: 'lazy-schema-compilers',
   setup(b) {
     b.onResolve({ filter: /^@fastify\/(ajv-compiler|fast-json-stringify-compiler)$/ }, (args) =>
-      /[\\/]fastify[\\/]lib[\\/]schema-controller\.js$/.test(args.importer)
-        ? { path: args.path, namespace: 'lazy-schema-compiler', pluginData: { resolveDir: args.resolveDir } }
-        : undefined,
+      /[\\/]fastify[\\/]lib[\\/]schema-controller\.js$/.test(args.importer) ? { path: args.path, namespace: 'lazy-schema-compiler' } : undefined,
     );
     b.onLoad({ filter: /.*/, namespace: 'lazy-schema-compiler' }, (args) => ({
-      contents: `let selector;
+      contents: `const { createRequire } = require('node:module');
+let selector;
 module.exports = function lazySelector(...options) {
   let built;
   return function (...args) {
-    built ??= (selector ??= require(${JSON.stringify(args.path)}))(...options);
+    built ??= (selector ??= createRequire(require.resolve('fastify'))(${JSON.stringify(args.path)}))(...options);
     return built(...args);
   };
 };`,
-      resolveDir: args.pluginData.resolveDir,
       loader: 'js',
     }));
   },
