@@ -11,6 +11,7 @@
 // imports keep what a default start runs; docs/development.md lists the seams, and
 // test/unit/bundle-split.test.ts checks them with the options exported here.
 import { mkdirSync, readdirSync, rmSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { build } from 'esbuild';
@@ -91,6 +92,44 @@ module.exports = function lazySelector(...options) {
   },
 };
 
+/**
+ * Node built-in modules that packages require at their top for features Atrium does not use at
+ * start: Fastify's server module for its `http2` and `https` options (never set: Atrium makes
+ * its HTTPS server itself), prom-client's Pushgateway client (never used). Loading HTTP/2 adds
+ * ~2.5 MB of memory to a process, HTTPS and TLS ~1 MB. Each such `require` becomes an object
+ * with the functions the file calls on the module, which load it when first called. The build
+ * fails if a line is gone or the file uses another member, rather than quietly keeping it.
+ */
+export const LAZY_BUILTINS = [
+  { file: 'fastify/lib/server.js', line: "const http2 = require('node:http2')", name: 'http2', calls: ['createServer', 'createSecureServer'] },
+  { file: 'fastify/lib/server.js', line: "const https = require('node:https')", name: 'https', calls: ['createServer'] },
+  { file: 'prom-client/lib/pushgateway.js', line: "const https = require('https');", name: 'https', calls: ['request'], value: 'httpModule' },
+];
+
+export const lazyBuiltins = {
+  name: 'lazy-builtins',
+  setup(b) {
+    const files = [...new Set(LAZY_BUILTINS.map((l) => l.file))];
+    const filter = new RegExp(`[\\\\/]node_modules[\\\\/](${files.map((f) => f.replace(/[.]/g, '\\.').replace(/\//g, '[\\\\/]')).join('|')})$`);
+    b.onLoad({ filter }, async (args) => {
+      let src = await readFile(args.path, 'utf8');
+      for (const l of LAZY_BUILTINS.filter((x) => args.path.replace(/\\/g, '/').endsWith(`node_modules/${x.file}`))) {
+        if (src.split(l.line).length !== 2) throw new Error(`${args.path}: "${l.line}" not found once (lazyBuiltins in scripts/build-server.mjs)`);
+        const module = /require\('([^']+)'\)/.exec(l.line)[1];
+        const rest = src.replace(l.line, '');
+        // Members used on the module (and on the variable it is passed through), type names in comments aside.
+        const used = [...rest.matchAll(new RegExp(`\\b(?:${l.name}${l.value ? `|${l.value}` : ''})\\.([a-z]\\w*)`, 'g'))].map((m) => m[1]);
+        const other = used.filter((m) => !l.calls.includes(m));
+        if (other.length > 0) throw new Error(`${args.path}: uses ${l.name}.${other[0]}, not made lazy (lazyBuiltins in scripts/build-server.mjs)`);
+        const loaded = `${l.name}Loaded`;
+        const members = l.calls.map((c) => `  ${c}: (...args) => (${loaded} ??= require('${module}')).${c}(...args)`).join(',\n');
+        src = src.replace(l.line, `let ${loaded}\nconst ${l.name} = {\n${members}\n}`);
+      }
+      return { contents: src, loader: 'js' };
+    });
+  },
+};
+
 /** esbuild's options for the server; the caller adds `outdir` (and whether to write). */
 export const serverBuildOptions = {
   entryPoints: { atrium: 'src/main.ts' },
@@ -100,7 +139,7 @@ export const serverBuildOptions = {
   format: 'esm',
   target: 'node20',
   external: EXTERNAL,
-  plugins: [zodEnglishOnly, lazySchemaCompilers],
+  plugins: [zodEnglishOnly, lazySchemaCompilers, lazyBuiltins],
   // CommonJS packages inside an ES module bundle call `require`.
   banner: { js: "import { createRequire as __atriumRequire } from 'node:module'; const require = __atriumRequire(import.meta.url);" },
   // No comments or blank space: the source V8 keeps in memory stays small and one byte per
