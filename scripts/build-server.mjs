@@ -11,6 +11,7 @@
 // imports keep what a default start runs; docs/development.md lists the seams, and
 // test/unit/bundle-split.test.ts checks them with the options exported here.
 import { mkdirSync, readdirSync, rmSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { build } from 'esbuild';
@@ -61,6 +62,74 @@ export const zodEnglishOnly = {
   },
 };
 
+/**
+ * Fastify makes its JSON-schema compilers (Ajv for validation, fast-json-stringify for
+ * serialisation: ~400 KB of code, ~40 ms of CPU to evaluate) when the app is created, but
+ * Atrium's routes validate with zod and declare no Fastify schema. Where Fastify's schema
+ * controller requires them, these stand-ins return the same factories, which require the real
+ * package the first time a route's schema is compiled: from node_modules, resolved from
+ * Fastify's own folder as Fastify's require would, so that the bundle does not carry (and V8
+ * does not parse at every start) code a default server never runs.
+ */
+export const lazySchemaCompilers = {
+  name: 'lazy-schema-compilers',
+  setup(b) {
+    b.onResolve({ filter: /^@fastify\/(ajv-compiler|fast-json-stringify-compiler)$/ }, (args) =>
+      /[\\/]fastify[\\/]lib[\\/]schema-controller\.js$/.test(args.importer) ? { path: args.path, namespace: 'lazy-schema-compiler' } : undefined,
+    );
+    b.onLoad({ filter: /.*/, namespace: 'lazy-schema-compiler' }, (args) => ({
+      contents: `const { createRequire } = require('node:module');
+let selector;
+module.exports = function lazySelector(...options) {
+  let built;
+  return function (...args) {
+    built ??= (selector ??= createRequire(require.resolve('fastify'))(${JSON.stringify(args.path)}))(...options);
+    return built(...args);
+  };
+};`,
+      loader: 'js',
+    }));
+  },
+};
+
+/**
+ * Node built-in modules that packages require at their top for features Atrium does not use at
+ * start: Fastify's server module for its `http2` and `https` options (never set: Atrium makes
+ * its HTTPS server itself), prom-client's Pushgateway client (never used). Loading HTTP/2 adds
+ * ~2.5 MB of memory to a process, HTTPS and TLS ~1 MB. Each such `require` becomes an object
+ * with the functions the file calls on the module, which load it when first called. The build
+ * fails if a line is gone or the file uses another member, rather than quietly keeping it.
+ */
+export const LAZY_BUILTINS = [
+  { file: 'fastify/lib/server.js', line: "const http2 = require('node:http2')", name: 'http2', calls: ['createServer', 'createSecureServer'] },
+  { file: 'fastify/lib/server.js', line: "const https = require('node:https')", name: 'https', calls: ['createServer'] },
+  { file: 'prom-client/lib/pushgateway.js', line: "const https = require('https');", name: 'https', calls: ['request'], value: 'httpModule' },
+];
+
+export const lazyBuiltins = {
+  name: 'lazy-builtins',
+  setup(b) {
+    const files = [...new Set(LAZY_BUILTINS.map((l) => l.file))];
+    const filter = new RegExp(`[\\\\/]node_modules[\\\\/](${files.map((f) => f.replace(/[.]/g, '\\.').replace(/\//g, '[\\\\/]')).join('|')})$`);
+    b.onLoad({ filter }, async (args) => {
+      let src = await readFile(args.path, 'utf8');
+      for (const l of LAZY_BUILTINS.filter((x) => args.path.replace(/\\/g, '/').endsWith(`node_modules/${x.file}`))) {
+        if (src.split(l.line).length !== 2) throw new Error(`${args.path}: "${l.line}" not found once (lazyBuiltins in scripts/build-server.mjs)`);
+        const module = /require\('([^']+)'\)/.exec(l.line)[1];
+        const rest = src.replace(l.line, '');
+        // Members used on the module (and on the variable it is passed through), type names in comments aside.
+        const used = [...rest.matchAll(new RegExp(`\\b(?:${l.name}${l.value ? `|${l.value}` : ''})\\.([a-z]\\w*)`, 'g'))].map((m) => m[1]);
+        const other = used.filter((m) => !l.calls.includes(m));
+        if (other.length > 0) throw new Error(`${args.path}: uses ${l.name}.${other[0]}, not made lazy (lazyBuiltins in scripts/build-server.mjs)`);
+        const loaded = `${l.name}Loaded`;
+        const members = l.calls.map((c) => `  ${c}: (...args) => (${loaded} ??= require('${module}')).${c}(...args)`).join(',\n');
+        src = src.replace(l.line, `let ${loaded}\nconst ${l.name} = {\n${members}\n}`);
+      }
+      return { contents: src, loader: 'js' };
+    });
+  },
+};
+
 /** esbuild's options for the server; the caller adds `outdir` (and whether to write). */
 export const serverBuildOptions = {
   entryPoints: { atrium: 'src/main.ts' },
@@ -70,7 +139,7 @@ export const serverBuildOptions = {
   format: 'esm',
   target: 'node20',
   external: EXTERNAL,
-  plugins: [zodEnglishOnly],
+  plugins: [zodEnglishOnly, lazySchemaCompilers, lazyBuiltins],
   // CommonJS packages inside an ES module bundle call `require`.
   banner: { js: "import { createRequire as __atriumRequire } from 'node:module'; const require = __atriumRequire(import.meta.url);" },
   // No comments or blank space: the source V8 keeps in memory stays small and one byte per

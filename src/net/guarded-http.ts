@@ -1,5 +1,4 @@
 import http, { type IncomingMessage } from 'node:http';
-import https from 'node:https';
 import type { LookupFunction } from 'node:net';
 import { resolveTarget } from '../offline/url-guard.js';
 
@@ -29,12 +28,13 @@ export interface OpenedResponse {
 }
 
 /** A request whose connection goes to the address the guard checked, never to a second lookup's answer. */
-function request(url: URL, address: string, family: 4 | 6, opts: GuardedRequestOptions): Promise<IncomingMessage> {
+async function request(url: URL, address: string, family: 4 | 6, opts: GuardedRequestOptions): Promise<IncomingMessage> {
   const pinned: LookupFunction = (_host, options, cb) => {
     if (options.all) (cb as (e: null, a: Array<{ address: string; family: number }>) => void)(null, [{ address, family }]);
     else cb(null, address, family);
   };
-  const mod = url.protocol === 'https:' ? https : http;
+  // node:https (and TLS) load with the first https URL fetched, not at start (~1 MB of memory).
+  const mod = url.protocol === 'https:' ? await import('node:https') : http;
   const idle = opts.idleTimeoutMs ?? DEFAULT_IDLE_TIMEOUT_MS;
   return new Promise((resolve, reject) => {
     const req = mod.request(url, {

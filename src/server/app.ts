@@ -72,7 +72,11 @@ export async function buildApp(core: Core, opts: AppOptions = {}): Promise<Fasti
     trustProxy: opts.trustProxy ?? false,
     requestIdHeader: 'x-request-id',
     genReqId: () => randomBytes(8).toString('hex'),
-    routerOptions: { ignoreDuplicateSlashes: true },
+    // A path parameter longer than the router's limit (100) makes its route not match, and the
+    // request is not found like any other unknown path: given as undefined, Fastify leaves the
+    // router without the handler that would answer its own 414 JSON when no other route matched
+    // (a task kind of 101 letters is an unknown kind, see oneOf in route-table.ts).
+    routerOptions: { ignoreDuplicateSlashes: true, onMaxParamLength: undefined },
   });
   const mask = new PrivacyMask(core.settings);
   recordRoutes(app);
@@ -180,7 +184,7 @@ export function trailingSlashRedirect(app: FastifyInstance, method: string, url:
   if (pathname.length < 2 || !pathname.endsWith('/')) return undefined;
   const bare = pathname.replace(/\/+$/, '') || '/';
   const lookup = method === 'HEAD' ? 'GET' : method;
-  if (!app.hasRoute({ method: lookup as HTTPMethods, url: bare })) return undefined;
+  if (!app.hasRoute({ method: lookup as HTTPMethods, url: bare }) && !app.routeTable.answersEnumerated(lookup, bare)) return undefined;
   return { location: bare + (q === -1 ? '' : url.slice(q)), status: method === 'GET' ? 301 : 307 };
 }
 

@@ -1,5 +1,5 @@
 import { chmodSync, readFileSync, rmSync } from 'node:fs';
-import { createServer as createHttpsServer, type Server as HttpsServer } from 'node:https';
+import type { Server as HttpsServer } from 'node:https';
 import type { FastifyInstance } from 'fastify';
 import type { Core } from '../core.js';
 
@@ -20,6 +20,8 @@ export async function listen(app: FastifyInstance, core: Core, portOverride?: nu
   let https: HttpsServer | undefined;
 
   if (scheme.https_port !== -1) {
+    // node:https (and TLS) load only when HTTPS is configured: ~1 MB less memory otherwise.
+    const { createServer: createHttpsServer } = await import('node:https');
     https = createHttpsServer({ cert: readFileSync(scheme.cert_file), key: readFileSync(scheme.key_file) }, (req, res) => {
       app.routing(req, res);
     });

@@ -1,4 +1,4 @@
-import { readdirSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { build, type BuildOptions, type Metafile } from 'esbuild';
@@ -69,4 +69,34 @@ describe('server bundle split', () => {
     const locales = [...everywhere].filter((f) => f.startsWith('node_modules/zod/v4/locales/'));
     expect(locales).toEqual(['node_modules/zod/v4/locales/en.js']);
   });
+
+  it("leaves Fastify's schema compilers out of the bundle, loaded when a route first compiles a schema", async () => {
+    // (Fastify's precompiled error serializer keeps fast-json-stringify's small runtime helpers.)
+    for (const pkg of ['ajv', '@fastify/ajv-compiler', '@fastify/fast-json-stringify-compiler']) {
+      expect([...everywhere].filter((f) => f.startsWith(`node_modules/${pkg}/`)), pkg).toEqual([]);
+    }
+    expect(everywhere).not.toContain('node_modules/fast-json-stringify/index.js');
+    // A bundle built the same way whose app has JSON-schema routes: validation and serialisation work.
+    const { serverBuildOptions } = (await import(pathToFileURL(path.join(root, 'scripts/build-server.mjs')).href)) as { serverBuildOptions: BuildOptions };
+    const out = mkdtempSync(path.join(root, 'node_modules/.atrium-test-schema-'));
+    try {
+      const probe = `import Fastify from 'fastify';
+export async function probe() {
+  const app = Fastify();
+  app.post('/v', { schema: { body: { type: 'object', required: ['n'], properties: { n: { type: 'integer' } } }, response: { 200: { type: 'object', properties: { n: { type: 'integer' } } } } } }, async (req) => ({ n: req.body.n + 1, secret: 'dropped' }));
+  const good = await app.inject({ method: 'POST', url: '/v', payload: { n: 1 } });
+  const bad = await app.inject({ method: 'POST', url: '/v', payload: { n: 'x' } });
+  await app.close();
+  return { good: [good.statusCode, good.body], bad: [bad.statusCode, bad.json().message] };
+}`;
+      await build({ ...serverBuildOptions, entryPoints: undefined, stdin: { contents: probe, resolveDir: root, sourcefile: 'probe.ts', loader: 'ts' }, splitting: false, outfile: path.join(out, 'probe.js'), absWorkingDir: root, sourcemap: false, logLevel: 'silent' });
+      const { probe: run } = (await import(pathToFileURL(path.join(out, 'probe.js')).href)) as { probe: () => Promise<{ good: [number, string]; bad: [number, string] }> };
+      const r = await run();
+      expect(r.good).toEqual([200, '{"n":2}']);
+      expect(r.bad[0]).toBe(400);
+      expect(r.bad[1]).toMatch(/body\/n must be integer/);
+    } finally {
+      rmSync(out, { recursive: true, force: true });
+    }
+  }, 60_000);
 });

@@ -1,6 +1,7 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Core } from '../../core.js';
+import { concreteUrl } from '../route-table.js';
 
 interface Counted {
   read: number;
@@ -46,7 +47,7 @@ export function instrumentRequests(app: FastifyInstance, core: Core): void {
     }
     core.metrics.request({
       method: req.method,
-      route: req.routeOptions.url ?? 'unmatched',
+      route: req.routeOptions.url === undefined ? 'unmatched' : concreteUrl(req.routeOptions.url, req.params),
       status: reply.statusCode,
       code: codes.get(req) ?? reply.statusCode,
       seconds: reply.elapsedTime / 1000,

@@ -1,4 +1,4 @@
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import type { Principal } from '../../auth/accounts.js';
 import { isAdmin, isGuest } from '../../auth/permissions.js';
@@ -6,6 +6,7 @@ import type { Core } from '../../core.js';
 import { Forbidden, NotFound } from '../../errors.js';
 import { DONE_STATES, STATE, type Task, TASK_KINDS, type TaskKind, taskJson } from '../../tasks/manager.js';
 import { type AuthLevel, apiRoute } from '../route.js';
+import { oneOf } from '../route-table.js';
 import { taskShape } from '../shapes.js';
 
 export const MSG_TASK_NOT_FOUND = 'task not found';
@@ -17,26 +18,30 @@ const tidList = z.array(z.string());
 /**
  * Task verbs of wire-api.md §12.4 for every kind, under both path families: `/api/admin/task/<kind>`
  * (admins, all tasks) and `/api/task/<kind>` (any signed-in user but the guest; non-admins see
- * and act on the tasks they created, and others' tasks are "not found" to them).
+ * and act on the tasks they created, and others' tasks are "not found" to them). The kind is a
+ * `oneOf` segment: one route per verb and family stands for the routes of the seven kinds
+ * (listed one per kind; any other kind is not found, as before).
  */
 export function taskRoutes(app: FastifyInstance, core: Core): void {
-  for (const kind of Object.keys(TASK_KINDS) as TaskKind[]) {
-    kindRoutes(app, core, `/api/admin/task/${kind}`, 'admin', kind);
-    kindRoutes(app, core, `/api/task/${kind}`, 'user', kind);
-  }
+  const kind = oneOf('kind', Object.keys(TASK_KINDS));
+  familyRoutes(app, core, `/api/admin/task/${kind}`, 'admin');
+  familyRoutes(app, core, `/api/task/${kind}`, 'user');
 }
 
-function kindRoutes(app: FastifyInstance, core: Core, base: string, auth: AuthLevel, kind: TaskKind): void {
+/** The task kind of a request to a route of `taskRoutes` (the router only lets the seven through). */
+const kindOf = (req: FastifyRequest): TaskKind => (req.params as { kind: TaskKind }).kind;
+
+function familyRoutes(app: FastifyInstance, core: Core, base: string, auth: AuthLevel): void {
   const { tasks } = core;
 
-  const visible = async (p: Principal): Promise<Task[]> => {
+  const visible = async (p: Principal, kind: TaskKind): Promise<Task[]> => {
     if (isGuest(p.user)) throw new Forbidden(MSG_GUEST);
     const all = await tasks.listShared(kind);
     return isAdmin(p.user) ? all : all.filter((t) => t.creatorId === p.user.id);
   };
-  const find = async (p: Principal, tid: string): Promise<Task | undefined> => (await visible(p)).find((t) => t.id === tid);
-  const mustFind = async (p: Principal, tid: string): Promise<Task> => {
-    const t = await find(p, tid);
+  const find = async (p: Principal, kind: TaskKind, tid: string): Promise<Task | undefined> => (await visible(p, kind)).find((t) => t.id === tid);
+  const mustFind = async (p: Principal, kind: TaskKind, tid: string): Promise<Task> => {
+    const t = await find(p, kind, tid);
     if (!t) throw new NotFound(MSG_TASK_NOT_FOUND);
     return t;
   };
@@ -46,14 +51,14 @@ function kindRoutes(app: FastifyInstance, core: Core, base: string, auth: AuthLe
     url: `${base}/undone`,
     output: z.array(taskShape),
     auth,
-    handler: async ({ principal }) => (await visible(principal)).filter((t) => !DONE_STATES.has(t.state)).map(taskJson),
+    handler: async ({ principal, req }) => (await visible(principal, kindOf(req))).filter((t) => !DONE_STATES.has(t.state)).map(taskJson),
   });
   apiRoute(app, core, {
     method: 'GET',
     url: `${base}/done`,
     output: z.array(taskShape),
     auth,
-    handler: async ({ principal }) => (await visible(principal)).filter((t) => DONE_STATES.has(t.state)).map(taskJson),
+    handler: async ({ principal, req }) => (await visible(principal, kindOf(req))).filter((t) => DONE_STATES.has(t.state)).map(taskJson),
   });
   apiRoute(app, core, {
     method: 'POST',
@@ -62,7 +67,7 @@ function kindRoutes(app: FastifyInstance, core: Core, base: string, auth: AuthLe
     auth,
     input: tidQuery,
     from: 'query',
-    handler: async ({ principal, input }) => taskJson(await mustFind(principal, input.tid)),
+    handler: async ({ principal, input, req }) => taskJson(await mustFind(principal, kindOf(req), input.tid)),
   });
 
   // As AList, cancel/delete/retry of an id the caller can't see succeed without doing anything.
@@ -73,8 +78,8 @@ function kindRoutes(app: FastifyInstance, core: Core, base: string, auth: AuthLe
     auth,
     input: tidQuery,
     from: 'query',
-    handler: async ({ principal, input }) => {
-      if (await find(principal, input.tid)) await tasks.cancelShared(input.tid);
+    handler: async ({ principal, input, req }) => {
+      if (await find(principal, kindOf(req), input.tid)) await tasks.cancelShared(input.tid);
       return null;
     },
   });
@@ -85,8 +90,8 @@ function kindRoutes(app: FastifyInstance, core: Core, base: string, auth: AuthLe
     auth,
     input: tidQuery,
     from: 'query',
-    handler: async ({ principal, input }) => {
-      if (await find(principal, input.tid)) await tasks.removeShared(input.tid);
+    handler: async ({ principal, input, req }) => {
+      if (await find(principal, kindOf(req), input.tid)) await tasks.removeShared(input.tid);
       return null;
     },
   });
@@ -97,8 +102,8 @@ function kindRoutes(app: FastifyInstance, core: Core, base: string, auth: AuthLe
     auth,
     input: tidQuery,
     from: 'query',
-    handler: async ({ principal, input }) => {
-      if (await find(principal, input.tid)) await tasks.retryShared(input.tid);
+    handler: async ({ principal, input, req }) => {
+      if (await find(principal, kindOf(req), input.tid)) await tasks.retryShared(input.tid);
       return null;
     },
   });
@@ -108,8 +113,8 @@ function kindRoutes(app: FastifyInstance, core: Core, base: string, auth: AuthLe
     url: `${base}/clear_done`,
     output: z.null(),
     auth,
-    handler: async ({ principal }) => {
-      for (const t of await visible(principal)) if (DONE_STATES.has(t.state)) await tasks.removeShared(t.id);
+    handler: async ({ principal, req }) => {
+      for (const t of await visible(principal, kindOf(req))) if (DONE_STATES.has(t.state)) await tasks.removeShared(t.id);
       return null;
     },
   });
@@ -118,8 +123,8 @@ function kindRoutes(app: FastifyInstance, core: Core, base: string, auth: AuthLe
     url: `${base}/clear_succeeded`,
     output: z.null(),
     auth,
-    handler: async ({ principal }) => {
-      for (const t of await visible(principal)) if (t.state === STATE.SUCCEEDED) await tasks.removeShared(t.id);
+    handler: async ({ principal, req }) => {
+      for (const t of await visible(principal, kindOf(req))) if (t.state === STATE.SUCCEEDED) await tasks.removeShared(t.id);
       return null;
     },
   });
@@ -128,8 +133,8 @@ function kindRoutes(app: FastifyInstance, core: Core, base: string, auth: AuthLe
     url: `${base}/retry_failed`,
     output: z.null(),
     auth,
-    handler: async ({ principal }) => {
-      for (const t of await visible(principal)) if (t.state === STATE.FAILED) await tasks.retryShared(t.id);
+    handler: async ({ principal, req }) => {
+      for (const t of await visible(principal, kindOf(req))) if (t.state === STATE.FAILED) await tasks.retryShared(t.id);
       return null;
     },
   });
@@ -142,10 +147,11 @@ function kindRoutes(app: FastifyInstance, core: Core, base: string, auth: AuthLe
     output: z.record(z.string(), z.string()).describe("task id → why it was not found"),
       auth,
       input: tidList,
-      handler: async ({ principal, input }) => {
+      handler: async ({ principal, input, req }) => {
         const errors: Record<string, string> = {};
+        const kind = kindOf(req);
         for (const tid of input) {
-          const t = await find(principal, tid);
+          const t = await find(principal, kind, tid);
           if (!t) errors[tid] = MSG_TASK_NOT_FOUND;
           else await act(t);
         }
