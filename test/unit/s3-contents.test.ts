@@ -37,6 +37,19 @@ describe('ListObjects <Contents> rendering', () => {
     }
   });
 
+  it('pages of up to 10 000 rows of a 12 000-row folder (with folder rows among them) are what each entry renders', () => {
+    const rows: Sorted[] = [];
+    for (let i = 0; i < 12_000; i++) {
+      const obj = i % 997 === 5 ? folder(`k${String(i).padStart(5, '0')}`) : file(`k${String(i).padStart(5, '0')} &`, i, 1_700_000_000_000 + i * 1000);
+      rows.push({ rel: obj.isDir ? `${obj.name}/` : obj.name, obj });
+    }
+    const files = (from: number, to: number) => Array.from({ length: to - from }, (_, j) => from + j).filter((i) => !rows[i]!.obj.isDir);
+    for (const [from, to] of [[0, 10_000], [10_000, 12_000], [1, 5_001], [0, 10_000]]) {
+      const entries = entriesOf(rows, 'big/', files(from!, to!));
+      expect(text(entries)).toBe(entries.map((e) => expected(e.key, e.obj)).join(''));
+    }
+  });
+
   it('entries skipping a file row, out of order, or from two folders leave the skipped and foreign rows out', () => {
     const rows = folderRows();
     const other = folderRows();

@@ -10,7 +10,7 @@ import { escapeXml, RawXml } from './xml.js';
  * same sorted rows (listing.ts keeps them per cached listing). So the markup of a whole folder is
  * rendered once, into one buffer with each row's offset, and a page that is such a run is a slice
  * of it: a page costs a check of its rows (each object's time and size still those rendered), not
- * the escaping, formatting and copying of a thousand entries. Pages that are no run (a
+ * the escaping, formatting and copying of up to 10 000 entries. Pages that are no run (a
  * delimiter rolling keys into prefixes, keys of several folders, a prefix filtering a folder's
  * rows) are rendered entry by entry. The rendered folders are few and bounded in bytes.
  */
