@@ -9,12 +9,17 @@ import type { Core } from '../../core.js';
 import type { View } from '../../view/view.js';
 import { S3Error } from './errors.js';
 import { etagOf } from './etag.js';
+import { compareKeys } from './listing.js';
 import { type Principal, requireWriter } from './principal.js';
 import { document, type XmlNode } from './xml.js';
 
 /** Where multipart uploads are staged, below temp_dir. */
 export const STAGING_FOLDER = 's3-multipart';
 const MAX_PART = 10_000;
+/** The most parts or uploads one list answer holds (S3's default and ceiling alike). */
+const MAX_LIST = 1000;
+/** An upload id: its start time in milliseconds (12 hex digits) then 20 random ones. */
+const UPLOAD_ID = /^[0-9a-f]{32}$/;
 /** Uploads neither completed nor aborted are dropped after this long (at start-up). */
 export const UPLOAD_MAX_AGE_MS = 7 * 24 * 3600_000;
 /** S3's smallest part but the last (5 MiB). */
@@ -30,6 +35,28 @@ interface UploadMeta {
 
 const noSuchUpload = () => new S3Error(404, 'NoSuchUpload', 'The specified multipart upload does not exist. The upload ID might be invalid, or the upload might have been aborted or completed.');
 const partFile = (n: number) => `part-${String(n).padStart(5, '0')}`;
+
+let lastIdTime = 0;
+
+/**
+ * Ids in initiation order (ListMultipartUploads orders a key's uploads by id, and its
+ * upload-id-marker compares ids): the start time in milliseconds, one past the previous id's when
+ * two start within the same millisecond, then random digits.
+ */
+function newUploadId(): string {
+  lastIdTime = Math.max(Date.now(), lastIdTime + 1);
+  return lastIdTime.toString(16).padStart(12, '0').slice(-12) + randomBytes(10).toString('hex');
+}
+
+/** A count from the query (max-parts, part-number-marker, max-uploads): absent is `fallback`; anything but digits is InvalidArgument. */
+function countOf(q: Map<string, string>, name: string, fallback: number): number {
+  const raw = q.get(name);
+  if (raw === undefined) return fallback;
+  if (!/^\d{1,10}$/.test(raw)) throw new S3Error(400, 'InvalidArgument', `${name} must be an integer from 0 to 2147483647, not ${JSON.stringify(raw.slice(0, 40))}.`);
+  const n = Number(raw);
+  if (n > 2_147_483_647) throw new S3Error(400, 'InvalidArgument', `${name} must be an integer from 0 to 2147483647, not ${raw}.`);
+  return n;
+}
 
 /**
  * Multipart uploads staged as files under `temp_dir/s3-multipart/<upload id>/`: one file per part
@@ -58,7 +85,7 @@ export class Multipart {
   }
 
   private dir(id: string): string {
-    if (!/^[0-9a-f]{32}$/.test(id)) throw noSuchUpload();
+    if (!UPLOAD_ID.test(id)) throw noSuchUpload();
     return path.join(this.root, id);
   }
 
@@ -77,7 +104,7 @@ export class Multipart {
     requireWriter(p);
     if (key.endsWith('/')) throw new S3Error(400, 'InvalidRequest', 'A key ending in "/" names a folder.');
     view.checkPut(view.virtual(key));
-    const id = randomBytes(16).toString('hex');
+    const id = newUploadId();
     await mkdir(this.dir(id), { recursive: true });
     const meta: UploadMeta = { bucket, key, userId: p.user.id, initiated: new Date().toISOString() };
     await writeFile(path.join(this.dir(id), 'meta.json'), JSON.stringify(meta));
@@ -180,8 +207,8 @@ export class Multipart {
   async listParts(reply: FastifyReply, p: Principal, id: string, bucket: string, key: string, q: Map<string, string>) {
     const meta = await this.meta(p, id);
     if (meta.bucket !== bucket || meta.key !== key) throw noSuchUpload();
-    const marker = Number(q.get('part-number-marker') ?? 0) || 0;
-    const max = Math.min(Number(q.get('max-parts') ?? 1000) || 1000, 1000);
+    const marker = countOf(q, 'part-number-marker', 0);
+    const max = Math.min(countOf(q, 'max-parts', MAX_LIST), MAX_LIST);
     const all = (await this.parts(id)).filter((x) => x.n > marker);
     const page = all.slice(0, max);
     const truncated = all.length > max;
@@ -192,7 +219,7 @@ export class Multipart {
         ['Key', key],
         ['UploadId', id],
         ['PartNumberMarker', marker],
-        truncated ? ['NextPartNumberMarker', page[page.length - 1]!.n] : undefined,
+        ['NextPartNumberMarker', page.length > 0 ? page[page.length - 1]!.n : marker],
         ['MaxParts', max],
         ['IsTruncated', truncated],
         ...parts,
@@ -200,21 +227,74 @@ export class Multipart {
     );
   }
 
+  /**
+   * ListMultipartUploads: the principal's own uploads into the bucket, in key order and, for one
+   * key, in upload id order (ids begin with their start time, so that is initiation order).
+   * With a delimiter, keys sharing the part of the key up to it after the prefix are one common
+   * prefix; keys and prefixes count alike against max-uploads. A page starts after key-marker:
+   * with upload-id-marker, after that upload of the key-marker's key.
+   */
   async listUploads(reply: FastifyReply, p: Principal, bucket: string, q: Map<string, string>) {
     const prefix = q.get('prefix') ?? '';
-    const uploads: XmlNode[] = [];
-    const ids = await readdir(this.root).catch(() => [] as string[]);
+    const delimiter = q.get('delimiter') ?? '';
+    const keyMarker = q.get('key-marker') ?? '';
+    // Without key-marker, S3 ignores upload-id-marker.
+    const idMarker = keyMarker === '' ? '' : (q.get('upload-id-marker') ?? '');
+    const max = Math.min(countOf(q, 'max-uploads', MAX_LIST), MAX_LIST);
+    const encode = q.get('encoding-type') === 'url';
+    const enc = (s: string) => (encode ? encodeURIComponent(s).replace(/%2F/g, '/') : s);
     const found: Array<{ id: string; meta: UploadMeta }> = [];
-    for (const id of ids) {
+    for (const id of await readdir(this.root).catch(() => [] as string[])) {
+      if (!UPLOAD_ID.test(id)) continue;
       const meta = await this.meta(p, id).catch(() => undefined);
       if (meta && meta.bucket === bucket && meta.key.startsWith(prefix)) found.push({ id, meta });
     }
-    found.sort((a, b) => (a.meta.key < b.meta.key ? -1 : a.meta.key > b.meta.key ? 1 : a.meta.initiated < b.meta.initiated ? -1 : 1));
-    for (const { id, meta } of found.slice(0, 1000)) {
-      uploads.push(['Upload', [['Key', meta.key], ['UploadId', id], ['Initiated', meta.initiated], ['StorageClass', 'STANDARD']]]);
+    found.sort((a, b) => compareKeys(a.meta.key, b.meta.key) || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+    const uploads: XmlNode[] = [];
+    const prefixes: XmlNode[] = [];
+    let count = 0;
+    let truncated = false;
+    let next: { key: string; id: string } | undefined;
+    let lastPrefix = '';
+    for (const { id, meta } of found) {
+      const at = delimiter ? meta.key.indexOf(delimiter, prefix.length) : -1;
+      const common = at >= 0 ? meta.key.slice(0, at + delimiter.length) : undefined;
+      if (common !== undefined) {
+        // A prefix at or before the marker was listed already (or holds only keys before it).
+        if (common === lastPrefix || (keyMarker && compareKeys(common, keyMarker) <= 0)) continue;
+      } else if (keyMarker) {
+        const c = compareKeys(meta.key, keyMarker);
+        if (c < 0 || (c === 0 && (idMarker === '' || id <= idMarker))) continue;
+      }
+      if (count >= max) {
+        truncated = true;
+        break;
+      }
+      count++;
+      if (common !== undefined) {
+        prefixes.push(['CommonPrefixes', [['Prefix', enc(common)]]]);
+        lastPrefix = common;
+        next = { key: common, id: '' };
+      } else {
+        uploads.push(['Upload', [['Key', enc(meta.key)], ['UploadId', id], ['Initiated', meta.initiated], ['StorageClass', 'STANDARD']]]);
+        next = { key: meta.key, id };
+      }
     }
     return reply.type('application/xml').send(
-      document('ListMultipartUploadsResult', [['Bucket', bucket], ['Prefix', prefix], ['MaxUploads', 1000], ['IsTruncated', found.length > 1000], ...uploads]),
+      document('ListMultipartUploadsResult', [
+        ['Bucket', bucket],
+        ['KeyMarker', enc(keyMarker)],
+        ['UploadIdMarker', idMarker],
+        truncated && next ? ['NextKeyMarker', enc(next.key)] : undefined,
+        truncated && next ? ['NextUploadIdMarker', next.id] : undefined,
+        ['Prefix', enc(prefix)],
+        delimiter ? ['Delimiter', enc(delimiter)] : undefined,
+        ['MaxUploads', max],
+        encode ? ['EncodingType', 'url'] : undefined,
+        ['IsTruncated', truncated],
+        ...uploads,
+        ...prefixes,
+      ]),
     );
   }
 }
