@@ -202,6 +202,15 @@ describe('S3 multipart listings in pages', () => {
     });
   });
 
+  it("one key's uploads list in the order they started, whatever their random part", async () => {
+    const ids: string[] = [];
+    for (let i = 0; i < 8; i++) ids.push(await create('bkt', 'same/key.bin'));
+    const r = await s3.send(new ListMultipartUploadsCommand({ Bucket: 'bkt', Prefix: 'same/' }));
+    expect(r.Uploads?.map((u) => u.UploadId)).toEqual(ids);
+    const initiated = r.Uploads!.map((u) => u.Initiated!.getTime());
+    expect([...initiated].sort((x, y) => x - y)).toEqual(initiated);
+  });
+
   it('more than 1 000 uploads: the first page holds 1 000 and the next the rest', async () => {
     const ids: string[] = [];
     const N = 1003;
