@@ -211,6 +211,18 @@ describe('S3 multipart listings in pages', () => {
     expect([...initiated].sort((x, y) => x - y)).toEqual(initiated);
   });
 
+  it('encoding-type=url encodes keys and prefixes in the uploads listing', async () => {
+    const id = await create('bkt', 'enc/a b&c.bin');
+    await create('bkt', 'enc/sub dir/x.bin');
+    const r = await rawGet(`?uploads&prefix=enc%2F&delimiter=%2F&encoding-type=url`);
+    expect(r.status).toBe(200);
+    expect(r.body).toContain(`<Upload><Key>enc/a%20b%26c.bin</Key><UploadId>${id}</UploadId>`);
+    expect(r.body).toContain('<CommonPrefixes><Prefix>enc/sub%20dir/</Prefix></CommonPrefixes>');
+    expect(r.body).toContain('<EncodingType>url</EncodingType>');
+    const plain = await rawGet(`?uploads&prefix=enc%2F&delimiter=%2F`);
+    expect(plain.body).toContain('<Key>enc/a b&amp;c.bin</Key>');
+  });
+
   it('more than 1 000 uploads: the first page holds 1 000 and the next the rest', async () => {
     const ids: string[] = [];
     const N = 1003;
