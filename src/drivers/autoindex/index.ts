@@ -8,7 +8,7 @@ import {
   ObjectNotFound,
 } from '../types.js';
 import { Upstream } from '../../errors.js';
-import { readBounded } from '../peer-answer.js';
+import { jsonDepthWithin, MAX_PEER_JSON_DEPTH, PeerAnswerTooLarge, readBounded } from '../peer-answer.js';
 import { goTimeParser } from './go-time.js';
 import { type IndexEntry, parseHtmlIndex, parseNginxJson, type XPaths } from './index-page.js';
 import { compileNodesXPath, compileStringXPath } from './xpath-html.js';
@@ -94,9 +94,11 @@ export class AutoindexDriver implements Driver {
       res.resume();
       throw new Upstream(`failed to get url [${url}]: HTTP ${res.statusCode}`);
     }
-    const body = (await readBounded(res, url, res.headers['content-encoding'] ? null : res.headers['content-length'], MAX_INDEX_BYTES)).toString('utf8');
+    const bytes = await readBounded(res, url, res.headers['content-encoding'] ? null : res.headers['content-length'], MAX_INDEX_BYTES);
+    const body = bytes.toString('utf8');
     const type = String(res.headers['content-type'] ?? '');
     const json = type.includes('json') || (!type.includes('html') && /^\s*\[/.test(body));
+    if (json && !jsonDepthWithin(bytes, MAX_PEER_JSON_DEPTH)) throw new PeerAnswerTooLarge(`${url} answered JSON nested deeper than ${MAX_PEER_JSON_DEPTH} levels`);
     if (!json && !this.paths) throw new Error(`${url} answers an HTML index: item_xpath and name_xpath are needed to read it`);
     try {
       return json ? parseNginxJson(body, this.ignore) : parseHtmlIndex(body, this.paths!, this.parseTime, this.ignore);
