@@ -58,7 +58,7 @@ function fakePeer() {
   };
   const server = http.createServer((req, res) => {
     req.resume();
-    const route = (req.url ?? '').split('?')[0];
+    const route = (req.url ?? '').split('?')[0] ?? '';
     if (route === '/api/me') return void res.end(envelope({ username: 'admin', role: 2 }));
     if (route === '/api/fs/get') return void res.end(JSON.stringify({ code: 500, message: 'object not found', data: null }));
     if (route.startsWith('/index/')) return autoindex(res);
