@@ -4,6 +4,7 @@ import { mkdir, readdir, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { type Readable, Transform, type TransformCallback } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
+import { bodyBytesReceived } from '../util/young-gc.js';
 
 /** Folder of temp_dir holding one folder per resumable upload (its staging file). */
 export const STAGING_FOLDER = 'resumable';
@@ -19,7 +20,8 @@ export class PartTooShort extends Error {}
 
 /**
  * Counts what passes, refusing more than `limit` bytes (and, when `exact`, fewer), and hashes it
- * when asked.
+ * when asked. Every chunk counts toward the early young collections of util/young-gc.ts, as a
+ * single PUT's do: without them a 16 MiB chunk left some 30 MB of dead socket reads to a later GC.
  */
 export class PartMeter extends Transform {
   bytes = 0;
@@ -39,6 +41,7 @@ export class PartMeter extends Transform {
     this.bytes += chunk.length;
     if (this.bytes > this.limit) return cb(new PartTooLong(`the body is longer than the ${this.limit} bytes expected`));
     this.hash?.update(chunk);
+    bodyBytesReceived(chunk.length);
     cb(null, chunk);
   }
   override _flush(cb: TransformCallback): void {

@@ -2,7 +2,9 @@ import http from 'node:http';
 import https from 'node:https';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
+import { Upstream } from '../../errors.js';
 import { cleanPath } from '../../util/paths.js';
+import { readPeerJson } from '../peer-answer.js';
 import { ObjectNotFound } from '../types.js';
 
 /** The `{code, message, data}` envelope of every /api answer. */
@@ -47,6 +49,11 @@ export function peerBase(raw: unknown): string {
   return base;
 }
 
+/** An object with the envelope's numeric `code` (what every answer of this API is). */
+function isEnvelope(v: unknown): v is Envelope {
+  return typeof v === 'object' && v !== null && typeof (v as { code?: unknown }).code === 'number';
+}
+
 /** A JSON call of a server of this API; network failures name the peer, never a stack. */
 export async function callJson<T>(base: string, method: 'GET' | 'POST', route: string, token: string, body?: unknown, timeoutMs = TIMEOUT_MS, extraHeaders: Record<string, string> = {}): Promise<Envelope<T>> {
   const headers: Record<string, string> = { ...extraHeaders };
@@ -54,12 +61,10 @@ export async function callJson<T>(base: string, method: 'GET' | 'POST', route: s
   if (body !== undefined) headers['content-type'] = 'application/json';
   try {
     const res = await fetch(`${base}${route}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body), signal: AbortSignal.timeout(timeoutMs) });
-    const text = await res.text();
-    try {
-      return JSON.parse(text) as Envelope<T>;
-    } catch {
-      throw new Error(`${base}${route} answered HTTP ${res.status} without an API envelope`);
-    }
+    const declared = res.headers.get('content-encoding') ? null : res.headers.get('content-length');
+    const answer = await readPeerJson(res.body as AsyncIterable<Uint8Array> | null, `${base}${route}`, declared);
+    if (!isEnvelope(answer)) throw new Upstream(`${base}${route} answered HTTP ${res.status} without an API envelope`);
+    return answer as Envelope<T>;
   } catch (err) {
     if ((err as Error).name === 'TimeoutError') throw new Error(`failed to reach ${base}: no answer within ${timeoutMs / 1000} s`);
     const cause = (err as { cause?: { code?: string } }).cause?.code;
@@ -74,16 +79,10 @@ export function putStream(base: string, headers: Record<string, string>, size: n
   const lib = url.protocol === 'https:' ? https : http;
   return new Promise((resolve, reject) => {
     const req = lib.request(url, { method: 'PUT', headers: { ...headers, 'content-length': String(size), 'content-type': 'application/octet-stream' } }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('error', reject);
-      res.on('end', () => {
-        try {
-          resolve(JSON.parse(Buffer.concat(chunks).toString('utf8')) as Envelope);
-        } catch {
-          reject(new Error(`upload answered HTTP ${res.statusCode} without an API envelope`));
-        }
-      });
+      readPeerJson(res, `${base}/api/fs/put`, res.headers['content-length']).then((answer) => {
+        if (isEnvelope(answer)) resolve(answer);
+        else reject(new Upstream(`upload answered HTTP ${res.statusCode} without an API envelope`));
+      }, reject);
     });
     req.on('error', (err) => reject(new Error(`upload to ${base} failed: ${(err as NodeJS.ErrnoException).code ?? err.message}`)));
     body.on('error', (err) => {

@@ -1,4 +1,3 @@
-import type { IncomingMessage } from 'node:http';
 import path from 'node:path';
 import {
   defineDriver,
@@ -9,6 +8,7 @@ import {
   ObjectNotFound,
 } from '../types.js';
 import { Upstream } from '../../errors.js';
+import { jsonDepthWithin, MAX_PEER_JSON_DEPTH, PeerAnswerTooLarge, readBounded } from '../peer-answer.js';
 import { goTimeParser } from './go-time.js';
 import { type IndexEntry, parseHtmlIndex, parseNginxJson, type XPaths } from './index-page.js';
 import { compileNodesXPath, compileStringXPath } from './xpath-html.js';
@@ -19,20 +19,6 @@ const READ_ITEMS = ADDITIONAL.map((i) => (i.name.endsWith('_xpath') ? { ...i, re
 
 /** Index pages larger than this are refused rather than held in memory. */
 const MAX_INDEX_BYTES = 64 * 1024 * 1024;
-
-async function readBody(res: IncomingMessage): Promise<string> {
-  const chunks: Buffer[] = [];
-  let n = 0;
-  for await (const c of res) {
-    n += (c as Buffer).length;
-    if (n > MAX_INDEX_BYTES) {
-      res.destroy();
-      throw new Error(`the index page is larger than ${MAX_INDEX_BYTES} bytes`);
-    }
-    chunks.push(c as Buffer);
-  }
-  return Buffer.concat(chunks).toString('utf8');
-}
 
 /**
  * OpenList's AutoIndex: a read-only storage over the folder index pages a web server writes
@@ -108,9 +94,11 @@ export class AutoindexDriver implements Driver {
       res.resume();
       throw new Upstream(`failed to get url [${url}]: HTTP ${res.statusCode}`);
     }
-    const body = await readBody(res);
+    const bytes = await readBounded(res, url, res.headers['content-encoding'] ? null : res.headers['content-length'], MAX_INDEX_BYTES);
+    const body = bytes.toString('utf8');
     const type = String(res.headers['content-type'] ?? '');
     const json = type.includes('json') || (!type.includes('html') && /^\s*\[/.test(body));
+    if (json && !jsonDepthWithin(bytes, MAX_PEER_JSON_DEPTH)) throw new PeerAnswerTooLarge(`${url} answered JSON nested deeper than ${MAX_PEER_JSON_DEPTH} levels`);
     if (!json && !this.paths) throw new Error(`${url} answers an HTML index: item_xpath and name_xpath are needed to read it`);
     try {
       return json ? parseNginxJson(body, this.ignore) : parseHtmlIndex(body, this.paths!, this.parseTime, this.ignore);

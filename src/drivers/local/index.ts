@@ -22,6 +22,7 @@ import {
 } from '../types.js';
 import { Thumbnailer, TYPE_IMAGE, TYPE_VIDEO } from './thumbnail.js';
 import { copyTree } from './copy-tree.js';
+import { SyncSlices } from '../../util/sync-slices.js';
 
 const ADDITIONAL: FormItem[] = [
   item('root_folder_path', 'string', { default: '/', required: true, help: 'absolute path of the folder on this machine' }),
@@ -45,11 +46,10 @@ const READ_CHUNK = 512 * 1024;
 const STAT_BATCH = 256;
 
 /**
- * Listings stat synchronously, in slices between two turns of the event loop: inodes in the
- * kernel's cache answer `statSync` in about a microsecond, several times faster than a round trip
- * through the thread pool. The first slice is small and each slice that stays well within the
- * time budget doubles the next; a slice over the budget (a cold disk, a network file system)
- * switches the rest of the listing to asynchronous stats.
+ * Listings stat synchronously, in slices between two turns of the event loop (util/sync-slices.ts):
+ * inodes in the kernel's cache answer `statSync` in about a microsecond, several times faster than
+ * a round trip through the thread pool; a slice over the budget switches the rest of the listing
+ * to asynchronous stats.
  */
 const SYNC_FIRST_SLICE = 32;
 const SYNC_MAX_SLICE = 512;
@@ -206,18 +206,12 @@ export class LocalDriver implements Driver {
     }
     const out: Obj[] = [];
     let i = 0;
-    let slice = SYNC_FIRST_SLICE;
-    while (i < entries.length) {
-      const started = performance.now();
-      const end = Math.min(i + slice, entries.length);
-      for (; i < end; i++) {
-        const o = entries[i]!.isSymbolicLink() ? await this.entry(real, entries[i]!) : this.entryNow(real, entries[i]!);
-        if (o) out.push(o);
-      }
-      const took = performance.now() - started;
-      if (took > SYNC_SLICE_MS) break;
-      if (took < SYNC_SLICE_MS / 4) slice = Math.min(slice * 2, SYNC_MAX_SLICE);
-      if (i < entries.length) await new Promise((resolve) => setImmediate(resolve));
+    const slices = new SyncSlices(SYNC_FIRST_SLICE, SYNC_MAX_SLICE, SYNC_SLICE_MS);
+    while (i < entries.length && slices.sync) {
+      const e = entries[i++]!;
+      const o = e.isSymbolicLink() ? await this.entry(real, e) : slices.run(() => this.entryNow(real, e));
+      if (o) out.push(o);
+      if (slices.full && i < entries.length) await slices.pause();
     }
     for (; i < entries.length; i += STAT_BATCH) {
       const batch = entries.slice(i, i + STAT_BATCH);
