@@ -125,14 +125,15 @@ export async function sendFile(req: FastifyRequest, reply: FastifyReply, src: Fi
 
   reply.hijack();
   res.writeHead(status, { ...definedHeaders(reply), ...headers });
-  // A body failing after the headers went out destroys the socket; the client going away
-  // closes the source being read (OpenStreams).
-  new StreamPump(src, segments, first, streams, res, (err) => {
+  const body = Readable.from(bodyChunks(src, segments, first, streams), { objectMode: false });
+  // pipeline destroys the socket if the body fails after the headers went out, and destroys
+  // the body if the client goes away; OpenStreams then closes the source it was reading.
+  pipeline(body, res, (err) => {
     streams.closeAll();
     if (err && (err as NodeJS.ErrnoException).code !== 'ERR_STREAM_PREMATURE_CLOSE') {
       req.log.warn({ err, file: src.name }, 'file transfer failed');
     }
-  }).start();
+  });
   return reply;
 }
 
@@ -312,10 +313,15 @@ function multipartSegments(ranges: ByteRange[], boundary: string, type: string, 
 
 // ---- streaming ----
 
+interface OpenedRange {
+  stream: Readable;
+  chunks: AsyncIterator<unknown>;
+  first: IteratorResult<unknown>;
+}
+
 /**
  * The source streams a response is reading. Closing the response destroys them at once, even
- * when a read is pending. Each keeps an 'error' listener while it is open, so an error between
- * two reads never goes unhandled (the pump learns of it from the stream's `errored`).
+ * when a read is pending (an async generator would only notice at its next yield).
  */
 class OpenStreams {
   private readonly open = new Set<Readable>();
@@ -326,7 +332,6 @@ class OpenStreams {
       stream.destroy();
       throw new Error('response closed');
     }
-    stream.on('error', ignore);
     this.open.add(stream);
   }
 
@@ -342,141 +347,47 @@ class OpenStreams {
   }
 }
 
-const ignore = () => {};
-
-/** Opens a range and waits until it has bytes (or ends), so that open errors surface here. */
-async function openRange(src: FileSource, r: ByteRange, streams: OpenStreams): Promise<Readable> {
+/** Opens a range and waits for its first chunk, so that open errors surface here. */
+async function openRange(src: FileSource, r: ByteRange, streams: OpenStreams): Promise<OpenedRange> {
   const raw = await src.open(r.start, r.end);
   const stream = raw instanceof Readable ? raw : new Readable().wrap(raw);
   streams.add(stream);
+  const chunks = stream[Symbol.asyncIterator]();
   try {
-    await new Promise<void>((resolve, reject) => {
-      const settle = (err?: Error | null) => {
-        stream.off('readable', ok).off('end', ok).off('error', settle).off('close', closed);
-        if (err) reject(err);
-        else resolve();
-      };
-      const ok = () => settle();
-      const closed = () => settle(stream.errored ?? new Error('the file source closed before sending anything'));
-      if (stream.errored) return settle(stream.errored);
-      stream.on('readable', ok).on('end', ok).on('error', settle).on('close', closed);
-    });
+    return { stream, chunks, first: await chunks.next() };
   } catch (err) {
     streams.release(stream);
     throw err;
   }
-  return stream;
 }
 
-/**
- * Sends the segments of a streamed source to the response: each range's stream read with
- * read() as it becomes readable and written on with the response's back-pressure, exactly the
- * range's length (extra bytes cut off, a short stream an error). No async iteration, generator
- * or intermediate stream per chunk: a remote driver's download (S3, SFTP, Azure) costs the
- * writes and little else.
- */
-class StreamPump {
-  private next = 0;
-  private stream?: Readable;
-  private left = 0;
-  private waiting = false;
-  private finished = false;
-
-  constructor(
-    private readonly src: FileSource,
-    private readonly segments: Array<Buffer | ByteRange>,
-    private first: Readable | undefined,
-    private readonly streams: OpenStreams,
-    private readonly res: ServerResponse,
-    private readonly done: (err?: Error) => void,
-  ) {
-    res.once('close', () => {
-      if (!this.finished) this.fail(Object.assign(new Error('the client went away'), { code: 'ERR_STREAM_PREMATURE_CLOSE' }));
-    });
-  }
-
-  start(): void {
-    this.segment();
-  }
-
-  private segment(): void {
-    while (this.next < this.segments.length) {
-      const seg = this.segments[this.next++]!;
-      if (Buffer.isBuffer(seg)) {
-        this.res.write(seg);
-        continue;
-      }
-      const first = this.first;
-      this.first = undefined;
-      if (first) this.pump(first, rangeLength(seg));
-      else
-        openRange(this.src, seg, this.streams).then(
-          (stream) => this.pump(stream, rangeLength(seg)),
-          (err: Error) => this.fail(err),
-        );
-      return;
+async function* bodyChunks(src: FileSource, segments: Array<Buffer | ByteRange>, first: OpenedRange, streams: OpenStreams): AsyncGenerator<Buffer> {
+  let opened: OpenedRange | undefined = first;
+  for (const seg of segments) {
+    if (Buffer.isBuffer(seg)) {
+      yield seg;
+      continue;
     }
-    this.finished = true;
-    this.res.end();
-    this.done();
+    yield* exactly(opened ?? (await openRange(src, seg, streams)), rangeLength(seg), streams);
+    opened = undefined;
   }
+}
 
-  private pump(stream: Readable, length: number): void {
-    if (this.finished) return this.streams.release(stream);
-    this.stream = stream;
-    this.left = length;
-    stream.on('readable', this.onReadable).on('end', this.onEnd).on('error', this.onError).on('close', this.onEnd);
-    this.onReadable();
-  }
-
-  private readonly onReadable = (): void => {
-    const stream = this.stream;
-    if (!stream || this.waiting) return;
-    let chunk: unknown;
-    while (this.left > 0 && (chunk = stream.read()) !== null) {
-      let buf = toBuffer(chunk);
-      if (buf.length > this.left) buf = buf.subarray(0, this.left);
-      this.left -= buf.length;
-      if (!this.res.write(buf) && this.left > 0) {
-        this.waiting = true;
-        this.res.once('drain', this.onDrain);
-        return;
-      }
+/** The first `length` bytes of an opened range; fails if the source has fewer. */
+async function* exactly(o: OpenedRange, length: number, streams: OpenStreams): AsyncGenerator<Buffer> {
+  let left = length;
+  let next = o.first;
+  try {
+    while (left > 0) {
+      if (next.done) throw new Error(`file source ended ${left} bytes early`);
+      let chunk = toBuffer(next.value);
+      if (chunk.length > left) chunk = chunk.subarray(0, left);
+      left -= chunk.length;
+      yield chunk;
+      if (left > 0) next = await o.chunks.next();
     }
-    if (this.left === 0) {
-      this.detach();
-      this.streams.release(stream);
-      this.segment();
-    } else if (stream.errored) this.fail(stream.errored);
-  };
-
-  private readonly onDrain = (): void => {
-    this.waiting = false;
-    this.onReadable();
-  };
-
-  private readonly onEnd = (): void => {
-    if (this.left > 0) this.fail(this.stream?.errored ?? new Error(`file source ended ${this.left} bytes early`));
-  };
-
-  private readonly onError = (err: Error): void => this.fail(err);
-
-  private detach(): void {
-    const stream = this.stream;
-    this.stream = undefined;
-    stream?.off('readable', this.onReadable).off('end', this.onEnd).off('error', this.onError).off('close', this.onEnd);
-  }
-
-  private fail(err: Error): void {
-    if (this.finished) return;
-    this.finished = true;
-    this.detach();
-    this.res.off('drain', this.onDrain);
-    this.streams.closeAll();
-    // After the writes made this turn went out (the socket is corked until the next tick): the
-    // client sees the status and the bytes sent so far, then the connection cut.
-    setImmediate(() => this.res.destroy());
-    this.done(err);
+  } finally {
+    streams.release(o.stream);
   }
 }
 
