@@ -6,11 +6,15 @@ export const TYPE = { UNKNOWN: 0, FOLDER: 1, VIDEO: 2, AUDIO: 3, TEXT: 4, IMAGE:
 /** Type codes from the extension lists in settings (audio, video, image, text, in that order). */
 export class FileTypes {
   private source = '';
+  /** The settings' version `lists` was checked at: listings ask once per entry. */
+  private version = -1;
   private lists: Array<[Set<string>, number]> = [];
 
   constructor(private readonly settings: Settings) {}
 
   private refresh(): void {
+    if (this.version === this.settings.version) return;
+    this.version = this.settings.version;
     const keys = ['audio_types', 'video_types', 'image_types', 'text_types'] as const;
     const source = keys.map((k) => this.settings.get(k)).join('|');
     if (source === this.source) return;

@@ -16,7 +16,8 @@ describe('Signer', () => {
     const signer = signerWith(settings);
     for (const token of ['k', 'alist-token-0123456789', 'x'.repeat(64), 'y'.repeat(65), 'é'.repeat(40), 'z'.repeat(300)]) {
       settings.token = token;
-      for (const p of ['/a.txt', '/dir/sub/文件 name.mp4', `/${'long'.repeat(100)}`]) {
+      // Paths past the room kept for in-place data (4096 bytes) take the other way; a short one after a long one.
+      for (const p of ['/a.txt', '/dir/sub/文件 name.mp4', `/${'long'.repeat(100)}`, `/${'长'.repeat(1400)}`, `/${'p'.repeat(5000)}`, '/b', '/lone-\ud800-surrogate']) {
         expect(signer.sign(p)).toBe(`${reference(token, `${p}:0`)}:0`);
         expect(() => signer.verify(p, signer.sign(p))).not.toThrow();
       }

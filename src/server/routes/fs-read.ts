@@ -41,7 +41,9 @@ export function fsReadRoutes(app: FastifyInstance, core: Core): void {
       const { start, end } = pageBounds(input, total);
       const signed = view.signTest(reqPath, storage);
       let items = renderer.items(objs, reqPath, storage, start, end, (o) => objText(core, o, reqPath, signed));
-      if (!core.settings.getBool('hide_storage_details')) {
+      // Only a folder where a storage is mounted carries details: none when nothing is mounted
+      // right below this path (so a large folder is not walked for nothing).
+      if (!core.settings.getBool('hide_storage_details') && core.storages.all().some((m) => m.actualMount !== reqPath && path.posix.dirname(m.actualMount) === reqPath)) {
         const shown = objs.slice(start, end);
         const details = await Promise.all(shown.map((o) => (o.isDir ? mountDetailsAt(core, childPath(reqPath, o.name)) : undefined)));
         items = items.map((text, i) => withMountDetails(text, details[i]));
