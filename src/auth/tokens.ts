@@ -23,14 +23,20 @@ export interface TokenClaims {
  * and password changes hold across restarts and across processes sharing one database.
  */
 export class TokenService {
-  private readonly key: Uint8Array;
+  /**
+   * The HMAC key, imported once: given the secret's bytes, jose imports a new key on every sign
+   * and verify, that is on every authenticated request.
+   */
+  private readonly key: Promise<CryptoKey>;
 
   constructor(
     secret: string,
     private readonly lifetimeHours: number,
     private readonly sessions: SessionsRepo,
   ) {
-    this.key = new TextEncoder().encode(secret);
+    this.key = crypto.subtle.importKey('raw', new TextEncoder().encode(secret), { name: 'HMAC', hash: 'SHA-256' }, false, ['sign', 'verify']);
+    // An import that fails is seen by the first sign or verify.
+    this.key.catch(() => undefined);
   }
 
   async issue(user: User, meta: { ip: string; userAgent: string }): Promise<string> {
@@ -44,14 +50,14 @@ export class TokenService {
       .setIssuedAt(Math.floor(now / 1000))
       .setNotBefore(Math.floor(now / 1000))
       .setExpirationTime(Math.floor(expiresAt / 1000))
-      .sign(this.key);
+      .sign(await this.key);
   }
 
   /** Verifies signature, times and the session row; throws 401 with the original's messages. */
   async verify(token: string): Promise<TokenClaims> {
     let payload;
     try {
-      ({ payload } = await jwtVerify(token, this.key, { algorithms: ['HS256'] }));
+      ({ payload } = await jwtVerify(token, await this.key, { algorithms: ['HS256'] }));
     } catch (err) {
       // Only tokens this server signed can be "expired"; anything else was never issued here.
       if (err instanceof joseErrors.JWTExpired) throw new Unauthorized(MSG.expired);
