@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { SignJWT, errors as joseErrors, jwtVerify } from 'jose';
+import { SignJWT, errors as joseErrors, jwtVerify, type JWTPayload } from 'jose';
 import type { SessionsRepo } from '../db/sessions.js';
 import type { User } from '../db/users.js';
 import { Unauthorized } from '../errors.js';
@@ -10,6 +10,9 @@ export const MSG = {
   notActive: 'token not active yet',
   passwordChanged: 'Password has been changed, login please',
 } as const;
+
+/** How many verified tokens are remembered (the oldest is forgotten first). */
+const VERIFIED_MAX = 1024;
 
 export interface TokenClaims {
   username: string;
@@ -39,6 +42,33 @@ export class TokenService {
     this.key.catch(() => undefined);
   }
 
+  /**
+   * The payloads of tokens whose signature and claims were verified, by the token itself: the
+   * same string signed with the same key verifies the same way, so a client sending its token
+   * again (every chunk of an upload) costs no second HMAC. Times are checked again on every use,
+   * and the session row on every request (logout and password changes hold).
+   */
+  private readonly verified = new Map<string, JWTPayload>();
+
+  /** The payload of a token verified before, its times checked again now; undefined when unknown. */
+  private recall(token: string): JWTPayload | undefined {
+    const payload = this.verified.get(token);
+    if (!payload) return undefined;
+    // As jose checks them (no clock tolerance): expired at `exp`, valid from `nbf`.
+    const now = Math.floor(Date.now() / 1000);
+    if (typeof payload.exp === 'number' && payload.exp <= now) {
+      this.verified.delete(token);
+      throw new Unauthorized(MSG.expired);
+    }
+    if (typeof payload.nbf === 'number' && payload.nbf > now) throw new Unauthorized(MSG.notActive);
+    return payload;
+  }
+
+  private remember(token: string, payload: JWTPayload): void {
+    if (this.verified.size >= VERIFIED_MAX) this.verified.delete(this.verified.keys().next().value!);
+    this.verified.set(token, payload);
+  }
+
   async issue(user: User, meta: { ip: string; userAgent: string }): Promise<string> {
     const now = Date.now();
     const sessionId = randomBytes(18).toString('base64url');
@@ -55,14 +85,17 @@ export class TokenService {
 
   /** Verifies signature, times and the session row; throws 401 with the original's messages. */
   async verify(token: string): Promise<TokenClaims> {
-    let payload;
-    try {
-      ({ payload } = await jwtVerify(token, await this.key, { algorithms: ['HS256'] }));
-    } catch (err) {
-      // Only tokens this server signed can be "expired"; anything else was never issued here.
-      if (err instanceof joseErrors.JWTExpired) throw new Unauthorized(MSG.expired);
-      if (err instanceof joseErrors.JWTClaimValidationFailed && err.claim === 'nbf') throw new Unauthorized(MSG.notActive);
-      throw new Unauthorized(MSG.invalidated);
+    let payload = this.recall(token);
+    if (!payload) {
+      try {
+        ({ payload } = await jwtVerify(token, await this.key, { algorithms: ['HS256'] }));
+      } catch (err) {
+        // Only tokens this server signed can be "expired"; anything else was never issued here.
+        if (err instanceof joseErrors.JWTExpired) throw new Unauthorized(MSG.expired);
+        if (err instanceof joseErrors.JWTClaimValidationFailed && err.claim === 'nbf') throw new Unauthorized(MSG.notActive);
+        throw new Unauthorized(MSG.invalidated);
+      }
+      this.remember(token, payload);
     }
     const { username, pwd_ts: pwdTs, jti } = payload as { username?: unknown; pwd_ts?: unknown; jti?: unknown };
     if (typeof username !== 'string' || typeof pwdTs !== 'number' || typeof jti !== 'string') {
