@@ -5,7 +5,7 @@ import { type InsertQueryBuilder, type InsertResult, Kysely, MysqlDialect, Postg
 import type * as Mysql2 from 'mysql2';
 import type Pg from 'pg';
 import type { Config, DbType } from '../config/defaults.js';
-import { TablePrefixPlugin } from './prefix-plugin.js';
+import { TablePrefixPlugin, withTablePrefix } from './prefix-plugin.js';
 import { QueryCounterPlugin } from './query-counter.js';
 import type { Database } from './schema.js';
 import { lazyRequire } from '../util/lazy-require.js';
@@ -66,19 +66,20 @@ function mysqlPool(c: Config['database']) {
 
 export function openDatabase(config: Config['database']): DbHandle {
   const counter = new QueryCounterPlugin();
-  const plugins = [new TablePrefixPlugin(config.table_prefix), counter];
+  const prefix = config.table_prefix;
+  const plugins = [...(prefix ? [new TablePrefixPlugin()] : []), counter];
   let db: Db;
   if (config.type === 'postgres') {
-    db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: postgresPool(config) }), plugins });
+    db = new Kysely<Database>({ dialect: withTablePrefix(new PostgresDialect({ pool: postgresPool(config) }), prefix), plugins });
   } else if (config.type === 'mysql') {
-    db = new Kysely<Database>({ dialect: new MysqlDialect({ pool: mysqlPool(config) }), plugins });
+    db = new Kysely<Database>({ dialect: withTablePrefix(new MysqlDialect({ pool: mysqlPool(config) }), prefix), plugins });
   } else {
     mkdirSync(path.dirname(config.db_file), { recursive: true });
     const sqlite = new SQLite(config.db_file);
     sqlite.pragma('journal_mode = WAL');
     sqlite.pragma('busy_timeout = 10000');
     sqlite.pragma('synchronous = NORMAL');
-    db = new Kysely<Database>({ dialect: new SqliteDialect({ database: sqlite }), plugins });
+    db = new Kysely<Database>({ dialect: withTablePrefix(new SqliteDialect({ database: sqlite }), prefix), plugins });
   }
   return { db, type: config.type, prefix: config.table_prefix, queries: () => counter.count, close: () => db.destroy() };
 }

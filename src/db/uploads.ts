@@ -114,19 +114,27 @@ export class UploadsRepo {
    */
   async record(id: string, token: string, parts: UploadPartRow[], now: number): Promise<boolean> {
     const bytes = parts.reduce((n, p) => n + p.size, 0);
-    return this.h.db.transaction().execute(async (trx) => {
-      // The upload's row first, as every claimer does (one lock order: no deadlock on MySQL).
-      const touched = await trx.updateTable('uploads').set({ updated_at: now }).where('id', '=', id).where('state', '=', 'receiving').executeTakeFirst();
-      const mine = await trx.deleteFrom('upload_claims').where('token', '=', token).executeTakeFirst();
-      if (Number(touched.numUpdatedRows) === 0 || Number(mine.numDeletedRows) === 0) return false;
-      await trx
-        .updateTable('uploads')
-        .set((eb) => ({ received: eb('received', '+', bytes) }))
-        .where('id', '=', id)
-        .execute();
-      if (parts.length) await trx.insertInto('upload_parts').values(parts).execute();
-      return true;
-    });
+    class Lost extends Error {}
+    try {
+      return await this.h.db.transaction().execute(async (trx) => {
+        // The upload's row first, as every claimer does (one lock order: no deadlock on MySQL).
+        const touched = await trx
+          .updateTable('uploads')
+          .set((eb) => ({ updated_at: now, received: eb('received', '+', bytes) }))
+          .where('id', '=', id)
+          .where('state', '=', 'receiving')
+          .executeTakeFirst();
+        const mine = await trx.deleteFrom('upload_claims').where('token', '=', token).executeTakeFirst();
+        if (Number(touched.numUpdatedRows) === 0) return false;
+        // The claim was taken away: the bytes added above are rolled back.
+        if (Number(mine.numDeletedRows) === 0) throw new Lost();
+        if (parts.length) await trx.insertInto('upload_parts').values(parts).execute();
+        return true;
+      });
+    } catch (err) {
+      if (err instanceof Lost) return false;
+      throw err;
+    }
   }
 
   /** Sets where the bytes of recorded parts are (after they were sent into an S3 part). */

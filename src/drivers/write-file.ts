@@ -1,7 +1,7 @@
 import { createHash, type Hash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import { open, type FileHandle } from 'node:fs/promises';
-import { Transform, type TransformCallback, Writable } from 'node:stream';
+import { type Readable, Transform, type TransformCallback, Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { bodyBytesReceived } from '../util/young-gc.js';
 import { UploadIntegrityError, type UploadStream } from './types.js';
@@ -68,48 +68,99 @@ export class CheckedStream extends Transform {
 
 /**
  * Streams an upload into `file` (created new), checking size and hashes; returns the byte count.
- * The body's chunks are gathered into writes of about 1 MiB, issued straight on the file handle
- * (no Transform or write stream in between, so nothing per chunk but the checks), and the
- * chunks already written are collected early (util/young-gc.ts): memory stays flat.
+ * The body goes to disk through writeBody (writes of about 1 MiB, memory kept flat).
  */
 export async function writeUploadTo(file: string, up: UploadStream): Promise<number> {
   const check = new UploadCheck(up);
-  const stream = up.stream;
-  const signal = up.signal;
+  // While the file is opened, a failing body must not raise an unhandled 'error'.
+  up.stream.on('error', ignore);
+  let fh: FileHandle | undefined;
+  try {
+    if (up.signal?.aborted) throw abortError(up.signal);
+    fh = await open(file, 'wx');
+    await writeBody(fh, up.stream, { take: (chunk) => check.add(chunk), end: () => check.finish(), signal: up.signal });
+    return check.bytes;
+  } catch (err) {
+    // Cut when the file could not be opened, as writeBody cuts it when the write fails.
+    if (!up.stream.readableEnded) up.stream.destroy();
+    throw err;
+  } finally {
+    up.stream.off('error', ignore);
+    await fh?.close();
+  }
+}
+
+/** What writeBody does besides writing. */
+export interface BodyWrite {
+  /** Where the first byte goes (a positional write, the file position untouched); the file position when absent. */
+  position?: number;
+  /** Sees each chunk before it is written; an error stops the write with it. */
+  take?(chunk: Buffer): Error | undefined;
+  /** At the end of the body, before its last bytes are written: an error stops the write with it. */
+  end?(): Error | undefined;
+  signal?: AbortSignal;
+  /** Kept up to date: the bytes of the body that are on disk (when the write fails too). */
+  progress?: { written: number };
+}
+
+/**
+ * Writes a request body into an open file. The body's chunks are gathered into writes of about
+ * 1 MiB (one writev, not one write per 64 KiB socket chunk), issued straight on the file handle
+ * with one in flight while the next batch is gathered (no Transform or write stream in between,
+ * so nothing per chunk but `take`), and the chunks already written are collected early
+ * (util/young-gc.ts): memory stays flat. On failure (the body cut, `take` or `end` refusing, a
+ * write failing), a body still arriving is destroyed; the batch gathered but not yet written is
+ * dropped, so `progress.written` counts exactly the bytes on disk.
+ */
+export async function writeBody(fh: FileHandle, stream: Readable, opts: BodyWrite = {}): Promise<number> {
+  const { signal } = opts;
+  const progress = opts.progress ?? { written: 0 };
   const abort = () => stream.destroy(abortError(signal!));
   if (signal?.aborted) throw abortError(signal);
   signal?.addEventListener('abort', abort, { once: true });
   // Until the loop below listens, a failing body must not raise an unhandled 'error' (the loop
   // still sees the error: a destroyed stream ends its iteration with it).
   stream.on('error', ignore);
-  let fh: FileHandle | undefined;
-  // One write in flight while the next batch is gathered, as a write stream would.
+  let position = opts.position;
   let writing: Promise<void> | undefined;
+  let batch: Buffer[] = [];
+  let batched = 0;
+  /**
+   * Writes the batch once the write in flight is done; the `last` one, with positional writes,
+   * alongside it (at its own offset). Its bytes count as written once those before them are.
+   */
+  const flush = async (last = false) => {
+    const before = writing;
+    if (!last || position === undefined) await before;
+    const bytes = batched;
+    const write = writeAll(fh, batch, bytes, position);
+    writing = Promise.allSettled([before, write]).then(([a, b]) => {
+      if (a.status === 'rejected') throw a.reason;
+      if (b.status === 'rejected') throw b.reason;
+      progress.written += bytes;
+    });
+    // Its failure is seen at the next await of `writing`, not as an unhandled rejection meanwhile.
+    writing.catch(() => {});
+    if (position !== undefined) position += bytes;
+    batch = [];
+    batched = 0;
+  };
   try {
-    const out = (fh = await open(file, 'wx'));
-    let batch: Buffer[] = [];
-    let batched = 0;
-    const flush = async () => {
-      await writing;
-      writing = writeAll(out, batch, batched);
-      // Its failure is seen at the next await of `writing`, not as an unhandled rejection meanwhile.
-      writing.catch(() => {});
-      batch = [];
-      batched = 0;
-    };
     for await (const chunk of stream as AsyncIterable<Buffer>) {
-      const err = check.add(chunk);
+      const err = opts.take?.(chunk);
       if (err) throw err;
       bodyBytesReceived(chunk.length);
       batch.push(chunk);
       batched += chunk.length;
       if (batched >= WRITE_BUFFER) await flush();
     }
-    const err = check.finish();
+    const err = opts.end?.();
     if (err) throw err;
-    if (batched > 0) await flush();
+    // The last batch: at its own offset, it need not wait for the write in flight (an answer
+    // waits for both).
+    if (batched > 0) await flush(true);
     await writing;
-    return check.bytes;
+    return progress.written;
   } catch (err) {
     // A body still arriving is cut; one that ended (shorter than declared, a hash mismatch) is
     // left alone: destroying a request that ended closes its socket, and with it the answer.
@@ -119,18 +170,22 @@ export async function writeUploadTo(file: string, up: UploadStream): Promise<num
   } finally {
     signal?.removeEventListener('abort', abort);
     stream.off('error', ignore);
-    await fh?.close();
   }
 }
 
 const ignore = () => {};
 
-/** Writes `buffers` (`total` bytes) at the file position, going on after a short write. */
-async function writeAll(fh: FileHandle, buffers: Buffer[], total: number): Promise<void> {
-  const { bytesWritten } = await fh.writev(buffers);
+/**
+ * Writes `buffers` (`total` bytes) at `position` (or the file position), going on after a short
+ * write.
+ */
+async function writeAll(fh: FileHandle, buffers: Buffer[], total: number, position?: number): Promise<void> {
+  const { bytesWritten } = await fh.writev(buffers, position);
   if (bytesWritten === total) return;
   const rest = Buffer.concat(buffers).subarray(bytesWritten);
-  for (let done = 0; done < rest.length; done += (await fh.write(rest, done)).bytesWritten);
+  for (let done = 0; done < rest.length; ) {
+    done += (await fh.write(rest, done, rest.length - done, position === undefined ? null : position + bytesWritten + done)).bytesWritten;
+  }
 }
 
 /** The error a `pipeline` with a signal rejects with when aborted. */

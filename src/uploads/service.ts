@@ -255,31 +255,41 @@ export class Uploads {
     if (declared !== undefined && declared !== expected) throw new BadRequest(`chunk ${index} must be ${expected} bytes, not ${declared}`);
     const s3 = optionsOf(row).s3;
     await this.locks.run(`${row.id}:${start}`, async () => {
-      const c = await this.claim(row, [start], { forget: true });
-      if (!c.token) return this.refused(row, c.why as 'busy' | 'closed', `chunk ${index}`);
-      let file = '';
+      const toS3 = s3 !== undefined && s3.partSize === row.chunk_size;
+      // The staging file is opened while the claim is decided: both stand before the first byte.
+      const file = toS3 ? undefined : this.staging.open(row.id);
+      file?.catch(() => undefined);
+      let c;
       try {
-        if (s3 && s3.partSize === row.chunk_size) {
+        c = await this.claim(row, [start], { forget: true });
+        if (!c.token) await this.refused(row, c.why as 'busy' | 'closed', `chunk ${index}`);
+      } catch (err) {
+        await file?.then((fh) => fh.close()).catch(() => undefined);
+        throw err;
+      }
+      let where = '';
+      try {
+        if (toS3) {
           // One chunk is one part: streamed to S3 as it arrives.
           const meter = new PartMeter(expected, { exact: true });
           const [etag] = await Promise.all([this.writer.putPart(row.path, s3.upload, index + 1, meter, expected), pipeline(body, meter)]).catch((err) => {
             meter.destroy();
             throw err;
           });
-          file = s3Part(index + 1, etag);
+          where = s3Part(index + 1, etag);
         } else {
-          await this.staging.write(row.id, start, body, expected, { exact: true });
+          await this.staging.write(row.id, start, body, expected, { exact: true, file });
         }
       } catch (err) {
         c.stop!();
-        await this.repo.release(c.token);
+        await this.repo.release(c.token!);
         if (err instanceof PartTooLong) throw new TooLarge(err.message);
         if (err instanceof PartTooShort) throw new BadRequest(`chunk ${index} must be ${expected} bytes: ${err.message}`);
         if (err instanceof AppError) throw err;
         throw new BadRequest(`the chunk was not received whole: ${(err as Error).message}`);
       }
       c.stop!();
-      if (!(await this.repo.record(row.id, c.token, [{ upload_id: row.id, start, size: expected, file }], Date.now()))) await this.refused(row, 'closed', `chunk ${index}`);
+      if (!(await this.repo.record(row.id, c.token!, [{ upload_id: row.id, start, size: expected, file: where }], Date.now()))) await this.refused(row, 'closed', `chunk ${index}`);
     });
     if (s3 && s3.partSize !== row.chunk_size) await this.sendGroupQuietly(row, s3, Math.floor(start / s3.partSize));
     return (await this.repo.byId(row.id))!;

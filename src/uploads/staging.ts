@@ -1,17 +1,19 @@
 import { createHash } from 'node:crypto';
-import { close as fsClose, constants, createReadStream, createWriteStream, open as fsOpen } from 'node:fs';
-import { mkdir, readdir, rm, stat } from 'node:fs/promises';
+import { constants, createReadStream } from 'node:fs';
+import { type FileHandle, mkdir, open, readdir, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { type Readable, Transform, type TransformCallback } from 'node:stream';
-import { pipeline } from 'node:stream/promises';
+import { writeBody } from '../drivers/write-file.js';
 import { bodyBytesReceived } from '../util/young-gc.js';
 
 /** Folder of temp_dir holding one folder per resumable upload (its staging file). */
 export const STAGING_FOLDER = 'resumable';
 /** The staging file of an upload: every byte at its offset in the final file. */
 const DATA_FILE = 'data';
-/** Bytes the file stream gathers before one positional write (socket reads are 64 KiB). */
-const WRITE_BUFFER = 1 << 20;
+/** Bytes of one read when a range is streamed out. */
+const READ_BUFFER = 1 << 20;
+
+const ignore = () => {};
 
 /** The body went over what the range may hold. */
 export class PartTooLong extends Error {}
@@ -84,44 +86,62 @@ export class Staging {
   /**
    * Streams a body into the staging file at `position`, at most `limit` bytes (exactly `limit` with
    * `exact`). With `partial`, a body cut short reports what was written (tus); otherwise the error
-   * is thrown.
+   * is thrown. The bytes go to disk as a single PUT's do (drivers/write-file.ts: 1 MiB positional
+   * writes, memory kept flat); nothing is flushed to the disk here, as for any upload. `file` is
+   * the staging file already being opened (`open`); it is closed here either way.
    */
-  async write(id: string, position: number, body: Readable, limit: number, opts: { partial?: boolean; algorithm?: string; exact?: boolean } = {}): Promise<Written> {
-    // Created on first use, never truncated: writes land at their own offsets.
-    const fd = await this.openFile(id);
-    const out = createWriteStream('', { fd, start: position, highWaterMark: WRITE_BUFFER });
-    const meter = new PartMeter(limit, { algorithm: opts.algorithm, exact: opts.exact });
+  async write(id: string, position: number, body: Readable, limit: number, opts: { partial?: boolean; algorithm?: string; exact?: boolean; file?: Promise<FileHandle> } = {}): Promise<Written> {
+    // While the file is opened, a failing body must not raise an unhandled 'error'.
+    body.on('error', ignore);
+    let fh: FileHandle | undefined;
+    const progress = { written: 0 };
+    let bytes = 0;
+    const hash = opts.algorithm ? createHash(opts.algorithm) : undefined;
     try {
-      await pipeline(body, meter, out);
-      return { bytes: meter.bytes, digest: meter.hash?.digest('base64'), interrupted: false };
+      // Writes land at their own offsets.
+      fh = await (opts.file ?? this.open(id));
+      await writeBody(fh, body, {
+        position,
+        progress,
+        take: (chunk) => {
+          bytes += chunk.length;
+          if (bytes > limit) return new PartTooLong(`the body is longer than the ${limit} bytes expected`);
+          hash?.update(chunk);
+          return undefined;
+        },
+        end: () => (opts.exact && bytes !== limit ? new PartTooShort(`the body ended after ${bytes} of the ${limit} bytes expected`) : undefined),
+      });
+      return { bytes, digest: hash?.digest('base64'), interrupted: false };
     } catch (err) {
-      if (!out.closed) await new Promise<void>((resolve) => out.once('close', () => resolve()));
-      if (opts.partial && !(err instanceof PartTooLong) && !opts.algorithm) return { bytes: out.bytesWritten, interrupted: true };
+      if (!body.readableEnded) body.destroy();
+      if (opts.partial && !(err instanceof PartTooLong) && !opts.algorithm) return { bytes: progress.written, interrupted: true };
       throw err;
+    } finally {
+      body.off('error', ignore);
+      await fh?.close();
     }
   }
 
-  /** Opens the staging file for writing (a descriptor), creating it and its folder on first use. */
-  private async openFile(id: string): Promise<number> {
+  /** Opens the staging file for writing, creating it and its folder on first use (never truncated). */
+  async open(id: string): Promise<FileHandle> {
     const file = this.file(id);
-    const openRw = (flags: number) => new Promise<number>((resolve, reject) => fsOpen(file, flags, 0o666, (err, fd) => (err ? reject(err) : resolve(fd))));
     try {
-      return await openRw(constants.O_RDWR);
+      return await open(file, constants.O_RDWR);
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
       await mkdir(this.dir(id), { recursive: true });
-      return openRw(constants.O_RDWR | constants.O_CREAT);
+      return open(file, constants.O_RDWR | constants.O_CREAT, 0o666);
     }
   }
 
   /** Creates the (empty) staging file if no byte was written yet (a file of 0 bytes). */
   async ensure(id: string): Promise<void> {
-    await new Promise<void>((resolve, reject) => this.openFile(id).then((fd) => fsClose(fd, (err) => (err ? reject(err) : resolve())), reject));
+    await (await this.open(id)).close();
   }
 
   /** A range of the staging file (`end` exclusive). */
   read(id: string, start: number, end: number): Readable {
-    return createReadStream(this.file(id), { start, end: end - 1, highWaterMark: WRITE_BUFFER });
+    return createReadStream(this.file(id), { start, end: end - 1, highWaterMark: READ_BUFFER });
   }
 
   async drop(id: string): Promise<void> {
