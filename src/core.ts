@@ -119,12 +119,14 @@ export interface OpenOptions {
   quiet?: boolean;
   offline?: OfflineOptions;
   tasks?: TaskManagerOptions;
+  /** SQLite's WAL checkpoints in a worker thread (`atrium server`: no fsync on the event loop). */
+  checkpointer?: boolean;
 }
 
 export function openCore(loaded: LoadedConfig, opts: OpenOptions = {}): Core {
   const { config, dataDir } = loaded;
   const log = opts.log ?? createLogger(config, { quiet: opts.quiet });
-  const db = openDatabase(config.database);
+  const db = openDatabase(config.database, { checkpointer: opts.checkpointer });
   const authCache = new AuthCache();
   const repos: Repos = {
     users: new CachedUsersRepo(db, authCache),

@@ -18,7 +18,7 @@ export function releaseYoungGeneration(): void {
 export async function runServer(dataDir: string, port?: number): Promise<void> {
   const loaded = loadConfig(dataDir);
   if (loaded.config.delayed_start > 0) await new Promise((r) => setTimeout(r, loaded.config.delayed_start * 1000));
-  const core = openCore(loaded);
+  const core = openCore(loaded, { checkpointer: true });
   const { adminPassword } = await bootstrap(core);
   if (adminPassword) {
     // Printed once, on the run that created the admin user; never written to the log file.

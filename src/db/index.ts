@@ -7,6 +7,8 @@ import type Pg from 'pg';
 import type { Config, DbType } from '../config/defaults.js';
 import { TablePrefixPlugin, withTablePrefix } from './prefix-plugin.js';
 import { QueryCounterPlugin } from './query-counter.js';
+import { SqliteCheckpointer } from './sqlite-checkpointer.js';
+import { cachingStatements } from './sqlite-statements.js';
 import type { Database } from './schema.js';
 import { lazyRequire } from '../util/lazy-require.js';
 
@@ -30,6 +32,8 @@ export interface DbHandle {
   prefix: string;
   /** Queries answered since the database was opened. */
   queries(): number;
+  /** SQLite opened with `checkpointer`: the worker that checkpoints its WAL. */
+  checkpointer?: SqliteCheckpointer;
   close(): Promise<void>;
 }
 
@@ -64,7 +68,12 @@ function mysqlPool(c: Config['database']) {
   });
 }
 
-export function openDatabase(config: Config['database']): DbHandle {
+export interface OpenDatabaseOptions {
+  /** SQLite: WAL checkpoints in a worker thread, off the event loop (the server; sqlite-checkpointer.ts). */
+  checkpointer?: boolean;
+}
+
+export function openDatabase(config: Config['database'], opts: OpenDatabaseOptions = {}): DbHandle {
   const counter = new QueryCounterPlugin();
   const prefix = config.table_prefix;
   const plugins = [...(prefix ? [new TablePrefixPlugin()] : []), counter];
@@ -79,7 +88,20 @@ export function openDatabase(config: Config['database']): DbHandle {
     sqlite.pragma('journal_mode = WAL');
     sqlite.pragma('busy_timeout = 10000');
     sqlite.pragma('synchronous = NORMAL');
-    db = new Kysely<Database>({ dialect: withTablePrefix(new SqliteDialect({ database: sqlite }), prefix), plugins });
+    const checkpointer = opts.checkpointer && !sqlite.memory ? new SqliteCheckpointer(sqlite, path.resolve(config.db_file)) : undefined;
+    const onWrite = checkpointer && (() => checkpointer.noteWrite());
+    const kysely = new Kysely<Database>({ dialect: withTablePrefix(new SqliteDialect({ database: cachingStatements(sqlite, onWrite) }), prefix), plugins });
+    return {
+      db: kysely,
+      type: config.type,
+      prefix: config.table_prefix,
+      queries: () => counter.count,
+      checkpointer,
+      close: async () => {
+        await checkpointer?.stop();
+        await kysely.destroy();
+      },
+    };
   }
   return { db, type: config.type, prefix: config.table_prefix, queries: () => counter.count, close: () => db.destroy() };
 }
