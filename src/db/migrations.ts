@@ -330,6 +330,14 @@ export const MIGRATIONS: Migration[] = [
       await index(ctx, 'upload_claims', 'upload_claims_token', ['token']);
     },
   },
+  {
+    version: 12,
+    name: 'uploads.ranges: the received byte ranges kept with the upload (a chunk no longer reads every part)',
+    async up(ctx) {
+      // Nullable: rows of unfinished uploads made before have none and are read from their parts.
+      await ctx.db.schema.alterTable('uploads').addColumn('ranges', text(ctx)).execute();
+    },
+  },
 ];
 
 /**

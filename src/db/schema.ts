@@ -232,6 +232,8 @@ export interface UploadsTable {
   options: string;
   created_at: number;
   updated_at: number;
+  /** JSON `[[start, end], …]`: the byte ranges recorded in upload_parts, merged (uploads/ranges.ts); null on rows from before migration 12. */
+  ranges: string | null;
 }
 
 /** One received piece of an upload, a file of the staging folder holding bytes [start, start+size). */

@@ -1,6 +1,7 @@
-import type { Insertable, Selectable } from 'kysely';
+import type { Insertable, Selectable, Transaction } from 'kysely';
+import { addRange, type ByteRanges, parseRanges, rangesOf, removeRange } from '../uploads/ranges.js';
 import type { DbHandle } from './index.js';
-import type { UploadClaimsTable, UploadPartsTable, UploadsTable } from './schema.js';
+import type { Database, UploadClaimsTable, UploadPartsTable, UploadsTable } from './schema.js';
 
 export type UploadRow = Selectable<UploadsTable>;
 export type UploadPartRow = Selectable<UploadPartsTable>;
@@ -49,6 +50,23 @@ export class UploadsRepo {
     return this.h.db.selectFrom('upload_parts').selectAll().where('upload_id', '=', id).orderBy('start').execute();
   }
 
+  /** The parts starting in [from, to) (one S3 part group). */
+  async partsBetween(id: string, from: number, to: number): Promise<UploadPartRow[]> {
+    return this.h.db.selectFrom('upload_parts').selectAll().where('upload_id', '=', id).where('start', '>=', from).where('start', '<', to).orderBy('start').execute();
+  }
+
+  /**
+   * The upload's ranges after `change`, inside a transaction that already holds its row: the
+   * stored list, or for a row from before migration 12 the list made from its parts (whose
+   * change is then already in the table).
+   */
+  private async rangesIn(trx: Transaction<Database>, id: string, change: (r: ByteRanges) => ByteRanges): Promise<ByteRanges> {
+    const row = await trx.selectFrom('uploads').select('ranges').where('id', '=', id).executeTakeFirst();
+    const kept = parseRanges(row?.ranges);
+    if (kept) return change(kept);
+    return rangesOf(await trx.selectFrom('upload_parts').select(['start', 'size']).where('upload_id', '=', id).execute());
+  }
+
   /**
    * Claims the byte ranges starting at `starts` for one request (`token`): the upload must be
    * receiving (and, with `offset`, at that offset) and no live claim may hold one of them; claims
@@ -78,18 +96,14 @@ export class UploadsRepo {
         .values(starts.map((start) => ({ ...claim, upload_id: id, start })))
         .execute();
       if (opts.forget) {
-        const held = await trx
-          .selectFrom('upload_parts')
-          .select((eb) => eb.fn.sum<number>('size').as('n'))
-          .where('upload_id', '=', id)
-          .where('start', 'in', starts)
-          .executeTakeFirst();
-        const bytes = Number(held?.n ?? 0);
+        const held = await trx.selectFrom('upload_parts').select(['start', 'size']).where('upload_id', '=', id).where('start', 'in', starts).execute();
+        const bytes = held.reduce((n, p) => n + Number(p.size), 0);
         if (bytes > 0) {
           await trx.deleteFrom('upload_parts').where('upload_id', '=', id).where('start', 'in', starts).execute();
+          const ranges = await this.rangesIn(trx, id, (r) => held.reduce((acc, p) => removeRange(acc, Number(p.start), Number(p.start) + Number(p.size)), r));
           await trx
             .updateTable('uploads')
-            .set((eb) => ({ received: eb('received', '-', bytes) }))
+            .set((eb) => ({ received: eb('received', '-', bytes), ranges: JSON.stringify(ranges) }))
             .where('id', '=', id)
             .execute();
         }
@@ -128,7 +142,11 @@ export class UploadsRepo {
         if (Number(touched.numUpdatedRows) === 0) return false;
         // The claim was taken away: the bytes added above are rolled back.
         if (Number(mine.numDeletedRows) === 0) throw new Lost();
-        if (parts.length) await trx.insertInto('upload_parts').values(parts).execute();
+        if (parts.length) {
+          await trx.insertInto('upload_parts').values(parts).execute();
+          const ranges = await this.rangesIn(trx, id, (r) => parts.reduce((acc, p) => addRange(acc, p.start, p.start + p.size), r));
+          await trx.updateTable('uploads').set({ ranges: JSON.stringify(ranges) }).where('id', '=', id).execute();
+        }
         return true;
       });
     } catch (err) {

@@ -10,6 +10,7 @@ import type { FsWriter } from '../fs/write.js';
 import type { Logger } from '../logger.js';
 import type { Settings } from '../settings/service.js';
 import type { View } from '../view/view.js';
+import { chunkIndexRanges, parseRanges, rangesOf } from './ranges.js';
 import { PartMeter, PartTooLong, PartTooShort, Staging } from './staging.js';
 
 export const SETTING = {
@@ -190,6 +191,7 @@ export class Uploads {
       options: JSON.stringify({ ...options, ...(s3 ? { s3 } : {}) }),
       created_at: now,
       updated_at: now,
+      ranges: '[]',
     };
     try {
       await this.repo.create(row);
@@ -216,10 +218,6 @@ export class Uploads {
   expiresAt(row: UploadRow): Date | undefined {
     const ms = this.expiryMs();
     return ms > 0 ? new Date(row.updated_at + ms) : undefined;
-  }
-
-  async parts(row: UploadRow): Promise<UploadPartRow[]> {
-    return this.repo.parts(row.id);
   }
 
   private requireReceiving(row: UploadRow): void {
@@ -349,7 +347,7 @@ export class Uploads {
     const c = await this.claim(row, row.protocol === 'multipart' ? starts : [TUS_CLAIM], { exclusive: row.protocol !== 'multipart' });
     if (!c.token) return;
     try {
-      await this.sendGroup(row, s3, g, await this.repo.parts(row.id));
+      await this.sendGroup(row, s3, g, await this.repo.partsBetween(row.id, from, to));
     } catch (err) {
       this.log.warn({ err, upload: row.id, part: g + 1 }, 'sending a part to S3 failed; completion sends it again');
     } finally {
@@ -531,15 +529,11 @@ function missing(row: UploadRow, parts: UploadPartRow[]): string {
   return `${row.size - at} bytes from offset ${at} are missing`;
 }
 
-/** Chunk indexes received, as inclusive ranges [[first, last], …]. */
-export function receivedRanges(row: UploadRow, parts: UploadPartRow[]): Array<[number, number]> {
-  const out: Array<[number, number]> = [];
-  for (const p of parts) {
-    const first = Math.floor(p.start / row.chunk_size);
-    const lastIndex = Math.floor((p.start + p.size - 1) / row.chunk_size);
-    const last = out[out.length - 1];
-    if (last && last[1] >= first - 1) last[1] = Math.max(last[1], lastIndex);
-    else out.push([first, lastIndex]);
-  }
-  return out;
+/**
+ * The chunk indexes received, as inclusive ranges [[first, last], …]: from the ranges kept with
+ * the row, or (a row from before they were kept) from its parts.
+ */
+export async function receivedChunks(repo: Pick<UploadsRepo, 'parts'>, row: UploadRow): Promise<Array<[number, number]>> {
+  const ranges = parseRanges(row.ranges) ?? rangesOf(await repo.parts(row.id));
+  return chunkIndexRanges(ranges, row.chunk_size);
 }

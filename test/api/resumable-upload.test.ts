@@ -75,6 +75,34 @@ describe.each(BACKENDS)('resumable uploads on $name', (backend) => {
     expect(stagedIds()).not.toContain(id);
   });
 
+  it('received ranges are kept with the upload: a chunk sent again, and a row from before they were kept', async () => {
+    const data = randomBytes(CHUNK * 5);
+    const id = (await init('/u/ranges.bin', data.length)).data.upload_id as string;
+    const stored = async () => (await s.core.db.db.selectFrom('uploads').select('ranges').where('id', '=', id).executeTakeFirstOrThrow()).ranges;
+    for (const i of [0, 1, 3]) await chunk(id, i, slice(data, i));
+    expect(JSON.parse((await stored())!)).toEqual([
+      [0, 2 * CHUNK],
+      [3 * CHUNK, 4 * CHUNK],
+    ]);
+    // A chunk sent again counts as missing while it is being received, then is back in its range.
+    expect((await chunk(id, 1, slice(data, 1))).data).toMatchObject({ received: [[0, 1], [3, 3]], received_bytes: 3 * CHUNK });
+    // A row from before migration 12 has no ranges: they are read from its parts, then kept.
+    await s.core.db.db.updateTable('uploads').set({ ranges: null }).where('id', '=', id).execute();
+    const st = (await req('GET', `/api/fs/multipart/status?upload_id=${id}`)).json();
+    expect(st.data).toMatchObject({ received: [[0, 1], [3, 3]], frontier: 2 });
+    expect((await chunk(id, 4, slice(data, 4))).data.received).toEqual([
+      [0, 1],
+      [3, 4],
+    ]);
+    expect(JSON.parse((await stored())!)).toEqual([
+      [0, 2 * CHUNK],
+      [3 * CHUNK, 5 * CHUNK],
+    ]);
+    expect((await chunk(id, 2, slice(data, 2))).data.received).toEqual([[0, 4]]);
+    expect((await complete(id)).code).toBe(200);
+    expect(sha256(readFileSync(path.join(root, 'ranges.bin')))).toBe(sha256(data));
+  });
+
   it('a hash that does not match fails the upload for good and stores nothing', async () => {
     const data = randomBytes(CHUNK + 10);
     const id = (await init('/u/bad.bin', data.length, { 'x-file-md5': 'a'.repeat(32) })).data.upload_id;

@@ -3,7 +3,7 @@ import { z } from 'zod';
 import type { Core } from '../../core.js';
 import type { UploadRow } from '../../db/uploads.js';
 import { BadRequest } from '../../errors.js';
-import { optionsOf, receivedRanges, totalChunks } from '../../uploads/service.js';
+import { optionsOf, receivedChunks, totalChunks } from '../../uploads/service.js';
 import type { View } from '../../view/view.js';
 import { ok } from '../envelope.js';
 import type { RouteDoc } from '../route-table.js';
@@ -45,9 +45,9 @@ function declaredHashes(req: FastifyRequest): Record<string, string> {
 
 /** OpenList's SessionSnapshot of an upload. */
 export async function snapshot(core: Core, view: View, row: UploadRow) {
-  const parts = row.state === 'receiving' || row.state === 'completing' ? await core.uploads.parts(row) : [];
   const total = totalChunks(row);
-  const received = row.state === 'completed' ? (total > 0 ? [[0, total - 1]] : []) : receivedRanges(row, parts);
+  const received =
+    row.state === 'completed' ? (total > 0 ? [[0, total - 1]] : []) : row.state === 'receiving' || row.state === 'completing' ? await receivedChunks(core.repos.uploads, row) : [];
   const first = received[0];
   const frontier = first && first[0] === 0 ? first[1]! + 1 : 0;
   const state = row.state === 'receiving' && row.error ? 'failed_retriable' : row.state;
