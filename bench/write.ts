@@ -9,7 +9,8 @@
 //     ≥ 0.70× `cat src > dst`, which copies inside the kernel; still shown for reference)
 //   - Atrium's peak RSS while it receives the single PUTs < 120 MB (issue 12: < 150 MB)
 //   - issue 21: 1 GiB in 16 MiB chunks (OpenList's multipart routes) ≥ 0.80× the single PUT of the
-//     same run, Atrium's peak RSS while it receives the chunked uploads < 150 MB
+//     same run (pairs of the two back to back, median of the pairs' ratios; chunks sent by curl),
+//     Atrium's peak RSS while it receives the chunked uploads < 150 MB
 //   - POST /api/fs/copy of a folder of 10 000 small files (same Local storage): ≤ 1.5× `cp -r`
 //
 // Nothing is fsync'ed by default (Atrium does not, nor do nginx, rclone, cat or dd): every
@@ -36,7 +37,7 @@ import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { apiCall, curlUpload, request } from './lib/http.js';
-import { chunkedUpload } from './lib/chunked-upload.js';
+import { chunkedUpload, curlChunkedUpload, splitChunks } from './lib/chunked-upload.js';
 import { countEntries, createBigFile, createSmallFiles, headTailDigest, warmPageCache } from './lib/files.js';
 import { groupCpuSeconds, makeTempDir, removeTempDir, rssOf, runCommand, sampleRss, sleep, timedBash } from './lib/proc.js';
 import { startAtrium, startNginxDav, startRcloneWebdav, versionOf, which, type Atrium, type Server } from './lib/servers.js';
@@ -58,6 +59,8 @@ interface Params {
   fsync: boolean;
   /** Untimed write + delete of a scratch file of the same size right before each timed write. */
   prefault: boolean;
+  /** The chunked row's client: curl (default) or Node's http client (BENCH_CHUNK_CLIENT=node). */
+  chunkClient: 'curl' | 'node';
 }
 
 function params(quick: boolean): Params {
@@ -69,6 +72,7 @@ function params(quick: boolean): Params {
     copyReps: envInt('BENCH_REPS') ?? 3,
     fsync: process.env.BENCH_WRITE_FSYNC === '1' || process.env.BENCH_WRITE_FSYNC === 'true',
     prefault: process.env.BENCH_PREFAULT !== '0' && process.env.BENCH_PREFAULT !== 'false',
+    chunkClient: process.env.BENCH_CHUNK_CLIENT === 'node' ? 'node' : 'curl',
   };
 }
 
@@ -164,6 +168,14 @@ async function run(ctx: BenchContext, result: AreaResult): Promise<void> {
       await warmPageCache(srcFile);
       ctx.log(`wrote, synced and read ${fmtBytes(P.fileSize)} source.bin in ${((nowMs() - t0) / 1000).toFixed(1)} s`);
     }
+    // The chunked row's curl sends each chunk from a file of its own (same bytes, in the page cache).
+    const chunkDir = path.join(srcDir, 'chunks');
+    mkdirSync(chunkDir, { recursive: true });
+    const chunkFiles = P.chunkClient === 'curl' ? await splitChunks(srcFile, CHUNK, chunkDir) : [];
+    if (chunkFiles.length) {
+      await syncAll();
+      for (const f of chunkFiles) await warmPageCache(f);
+    }
     const copySrc = path.join(filesDir, 'copy-src', 'tree');
     {
       const t0 = nowMs();
@@ -187,7 +199,7 @@ async function run(ctx: BenchContext, result: AreaResult): Promise<void> {
       }
     }
     try {
-      await uploadBenchmarks(ctx, result, P, { atrium, atriumError, idleRss, filesDir, srcFile, scratch: path.join(tmp, 'prefault.bin'), work: tmp, have: { nginx: Boolean(nginxPath), rclone: Boolean(rclonePath) } });
+      await uploadBenchmarks(ctx, result, P, { atrium, atriumError, idleRss, filesDir, srcFile, chunkFiles, scratch: path.join(tmp, 'prefault.bin'), work: tmp, have: { nginx: Boolean(nginxPath), rclone: Boolean(rclonePath) } });
       signal.throwIfAborted();
       await copyBenchmarks(ctx, result, P, { atrium, atriumError, filesDir, copySrc, srcFile, scratch: path.join(tmp, 'prefault.bin'), tags: copyTags });
     } finally {
@@ -207,8 +219,8 @@ const loadavg = () => os.loadavg().map((v) => v.toFixed(2)).join(' / ');
 
 type WriterName = 'atrium' | 'chunked' | 'nginx' | 'rclone' | 'cat' | 'dd';
 
-/** The chunk size of the chunked row (OpenList's multipart routes). */
-const CHUNK = 16 * MiB;
+/** The chunk size of the chunked row (OpenList's multipart routes; BENCH_CHUNK_MIB, default 16). */
+const CHUNK = (envInt('BENCH_CHUNK_MIB') ?? 16) * MiB;
 
 interface Writer {
   name: WriterName;
@@ -233,7 +245,7 @@ async function uploadBenchmarks(
   ctx: BenchContext,
   result: AreaResult,
   P: Params,
-  env: { atrium?: Atrium; atriumError?: string; idleRss?: number; filesDir: string; srcFile: string; scratch: string; work: string; have: { nginx: boolean; rclone: boolean } },
+  env: { atrium?: Atrium; atriumError?: string; idleRss?: number; filesDir: string; srcFile: string; chunkFiles: string[]; scratch: string; work: string; have: { nginx: boolean; rclone: boolean } },
 ): Promise<void> {
   const { signal } = ctx;
   const { atrium, filesDir, srcFile } = env;
@@ -275,11 +287,16 @@ async function uploadBenchmarks(
     },
     {
       name: 'chunked',
-      how: `multipart init + ${CHUNK / MiB} MiB chunks + complete`,
+      how: `multipart init + ${CHUNK / MiB} MiB chunks (${P.chunkClient === 'curl' ? 'one curl, -T per chunk' : "Node's http client"}) + complete`,
       dir: dir('up-atrium'),
       error: env.atriumError,
       server: atrium,
-      write: atrium ? async (file) => chunkedUpload(atrium.base, atrium.token, srcFile, size, `/up-atrium/${file}`, CHUNK, signal) : undefined,
+      write: atrium
+        ? async (file) =>
+            P.chunkClient === 'curl'
+              ? curlChunkedUpload(atrium.base, atrium.token, env.chunkFiles, size, `/up-atrium/${file}`, CHUNK, { timeoutS, signal })
+              : chunkedUpload(atrium.base, atrium.token, srcFile, size, `/up-atrium/${file}`, CHUNK, signal)
+        : undefined,
     },
     { name: 'nginx', how: 'WebDAV PUT (curl -T)', dir: dir('up-nginx'), error: env.have.nginx ? undefined : 'nginx is not installed (run bench/setup.sh)' },
     { name: 'rclone', how: 'rclone serve webdav, PUT (curl -T)', dir: dir('up-rclone'), error: env.have.rclone ? undefined : 'rclone is not installed (run bench/setup.sh)' },
@@ -411,10 +428,11 @@ async function uploadBenchmarks(
     }
     for (const w of writers) if (w.error) result.errors.push({ benchmark: 'upload', subject: w.name, message: w.error });
 
-    // Timed repetitions, the order of the writers rotated each time.
+    // Timed repetitions, the order of the writers rotated each time. The chunked upload is
+    // measured apart, in pairs with a single PUT (below).
     const runs: Record<string, RunFigures[]> = {};
     const failures: Record<string, string> = {};
-    const live = writers.filter((w) => !w.error);
+    const live = writers.filter((w) => !w.error && w.name !== 'chunked');
     for (let rep = 0; rep < P.uploadReps; rep++) {
       for (let j = 0; j < live.length; j++) {
         signal.throwIfAborted();
@@ -431,6 +449,37 @@ async function uploadBenchmarks(
         }
       }
     }
+
+    // The chunked row compares two ways into the same server: each repetition is a pair, the
+    // chunked upload and a single PUT back to back (which goes first alternates), so both see the
+    // same state of the machine; between the peers' writes (rclone's 5 CPU seconds, each write's
+    // gigabyte of page cache) the state moved enough to swing one upload's server CPU by 1 s.
+    const pairs: Array<{ chunked: RunFigures; single: RunFigures }> = [];
+    const chunkedWriter = writer('chunked');
+    if (!chunkedWriter.error && !writer('atrium').error && !failures.atrium) {
+      for (let rep = 0; rep < P.uploadReps; rep++) {
+        signal.throwIfAborted();
+        const order = rep % 2 === 0 ? (['chunked', 'atrium'] as const) : (['atrium', 'chunked'] as const);
+        const got: Partial<Record<'chunked' | 'atrium', RunFigures>> = {};
+        try {
+          for (const name of order) got[name] = await once(writer(name), `pair${rep + 1}`);
+        } catch (err) {
+          signal.throwIfAborted();
+          failures.chunked = errorText(err);
+          result.errors.push({ benchmark: 'upload (chunked pairs)', subject: 'chunked', message: failures.chunked });
+          break;
+        }
+        const pair = { chunked: got.chunked!, single: got.atrium! };
+        pairs.push(pair);
+        (runs.chunked ??= []).push(pair.chunked);
+        ctx.log(
+          `pair ${rep + 1}: chunked ${pair.chunked.mbps.toFixed(0)} MB/s (server CPU ${pair.chunked.serverCpuS?.toFixed(2) ?? '?'} s), single PUT ${pair.single.mbps.toFixed(0)} MB/s (${pair.single.serverCpuS?.toFixed(2) ?? '?'} s): ${(pair.chunked.mbps / pair.single.mbps).toFixed(2)}×`,
+        );
+      }
+    } else {
+      failures.chunked ??= chunkedWriter.error ?? `atrium: ${failures.atrium ?? writer('atrium').error}`;
+    }
+    result.raw.chunked_pairs = pairs;
 
     // Atrium's temp folder must be empty once every upload has answered.
     let tmpLeft: string | undefined;
@@ -500,18 +549,20 @@ async function uploadBenchmarks(
         error: a === undefined ? `atrium: ${aErr ?? 'not run'}` : b === undefined ? `${peerName}: ${bErr ?? 'not run'}` : undefined,
       });
     }
-    const c = med.chunked;
-    const cRatio = a !== undefined && c !== undefined ? c / a : null;
+    // Medians of the pairs; the ratio is the median of the pairs' own ratios.
+    const c = pairs.length ? median(pairs.map((q) => q.chunked.mbps)) : undefined;
+    const single = pairs.length ? median(pairs.map((q) => q.single.mbps)) : undefined;
+    const cRatio = pairs.length ? median(pairs.map((q) => q.chunked.mbps / q.single.mbps)) : null;
     result.summary.push({
-      benchmark: `upload ${label} in ${CHUNK / MiB} MiB chunks (multipart) vs one PUT /api/fs/put`,
+      benchmark: `upload ${label} in ${CHUNK / MiB} MiB chunks (multipart) vs one PUT /api/fs/put, ${pairs.length} pairs back to back (median of the pairs' ratios)`,
       atrium: c ?? null,
       peerName: 'single PUT',
-      peer: a ?? null,
+      peer: single ?? null,
       unit: 'MB/s',
       ratio: cRatio,
       target: '≥ 0.80× single PUT',
       met: cRatio === null ? null : cRatio >= 0.8,
-      error: c === undefined ? `chunked: ${failures.chunked ?? writer('chunked').error ?? 'not run'}` : a === undefined ? `atrium: ${aErr ?? 'not run'}` : undefined,
+      error: c === undefined ? `chunked: ${failures.chunked ?? writer('chunked').error ?? 'not run'}` : undefined,
     });
     for (const [name, how, limitMb] of [
       ['atrium', 'one PUT /api/fs/put', 120],

@@ -1,12 +1,18 @@
 // OpenList's chunked upload as a client drives it: init, one PUT per chunk, complete, one chunk
-// at a time on one keep-alive connection (as the web UI, web/src/chunked-upload.ts). Each chunk
-// is read into one buffer and sent whole, as a browser sends a Blob slice (and so that the Node
-// client, unlike curl for the single PUT, does not pipe 1 MiB reads through a stream: under load
-// that made the client, not the server, the bottleneck); the next chunk is read while one is sent.
-// Used by the `write` area's chunked row.
+// at a time on one keep-alive connection (as the web UI, web/src/chunked-upload.ts). Two clients:
+//   - curlChunkedUpload (the `write` area's chunked row): the chunks are sent by one curl process,
+//     one `-T` per chunk on one connection (`--next`), from files holding the chunks' bytes
+//     (splitChunks, untimed); the same client program, reading files the same way, as the single
+//     PUT row's `curl -T`, so the two rows differ only in the protocol.
+//   - chunkedUpload (BENCH_CHUNK_CLIENT=node): Node's http client; each chunk is read into one
+//     buffer and sent whole, as a browser sends a Blob slice, the next read while one is sent. On
+//     the 2-core VM its 16 MiB reads and copies compete with the server for the CPU (the same
+//     server ran 0.66x the single PUT with it against 0.8x with curl, in one session).
 
-import { open, type FileHandle } from 'node:fs/promises';
+import { open, readdir, readFile, rm, type FileHandle } from 'node:fs/promises';
 import http from 'node:http';
+import path from 'node:path';
+import { runCommand } from './proc.js';
 
 interface Answer {
   status: number;
@@ -79,6 +85,72 @@ export async function chunkedUpload(base: string, token: string, file: string, s
     await fh?.close();
   }
   const done = ok('multipart/complete', await call(`${base}/api/fs/multipart/complete`, 'POST', { ...auth, 'x-upload-id': id }, undefined, signal));
+  if (done.state !== 'completed') throw new Error(`multipart/complete answered state ${done.state}`);
+  return (performance.now() - t0) / 1000;
+}
+
+/**
+ * Writes the chunks of `file` as files of their own in `dir` (`split -b`), for curl's `-T`;
+ * returns their paths in order. Untimed preparation, like the source file itself.
+ */
+export async function splitChunks(file: string, chunkSize: number, dir: string): Promise<string[]> {
+  const r = await runCommand('split', 'split', ['-b', String(chunkSize), '-d', '-a', '5', file, path.join(dir, 'chunk.')], { timeoutMs: 600_000 });
+  if (r.code !== 0) throw new Error(`split -b ${chunkSize} ${file}: exit ${r.code}: ${r.output.slice(-300)}`);
+  return (await readdir(dir))
+    .filter((n) => n.startsWith('chunk.'))
+    .sort()
+    .map((n) => path.join(dir, n));
+}
+
+/**
+ * Uploads the chunk files (the chunks of a `size`-byte file, in order) to `virtualPath`: init,
+ * every chunk from one curl process on one keep-alive connection, complete; returns the seconds
+ * from init to complete (curl's start-up included). Checks every chunk's answer.
+ */
+export async function curlChunkedUpload(
+  base: string,
+  token: string,
+  chunks: string[],
+  size: number,
+  virtualPath: string,
+  chunkSize: number,
+  opts: { timeoutS: number; signal?: AbortSignal },
+): Promise<number> {
+  const auth = { authorization: token };
+  const t0 = performance.now();
+  const init = ok('multipart/init', await call(`${base}/api/fs/multipart/init`, 'POST', { ...auth, 'file-path': encodeURIComponent(virtualPath), 'x-file-size': String(size), 'x-chunk-size': String(chunkSize) }, undefined, opts.signal));
+  const id = init.upload_id as string;
+  if (init.total_chunks !== chunks.length) throw new Error(`multipart/init answered ${init.total_chunks} chunks, the client has ${chunks.length}`);
+  // Each answer goes to a file of its own beside its chunk (the process output keeps only its end).
+  const answerOf = (i: number) => `${chunks[i]}.answer.json`;
+  const args: string[] = [];
+  chunks.forEach((file, i) => {
+    if (i > 0) args.push('--next');
+    args.push('-sS', '--max-time', String(opts.timeoutS), '-T', file, '-o', answerOf(i), '-w', 'chunk-answer %{http_code} %{size_upload}\\n');
+    args.push('-H', `Authorization: ${token}`, '-H', `X-Upload-Id: ${id}`, '-H', `X-Chunk-Index: ${i}`, `${base}/api/fs/multipart/chunk`);
+  });
+  // curl's report lines go to a file: the process output kept in memory is only its last 16 KiB.
+  const report = `${chunks[0]}.report`;
+  const r = await runCommand('curl chunks', 'bash', ['-c', 'exec curl "$@" > "$0"', report, ...args], { timeoutMs: opts.timeoutS * 1000, signal: opts.signal });
+  const out = await readFile(report, 'utf8').catch(() => '');
+  await rm(report, { force: true });
+  const answers = [...out.matchAll(/chunk-answer (\d{3}) (\d+)/g)];
+  if (r.code !== 0 || answers.length !== chunks.length) throw new Error(`curl (${chunks.length} chunks) exited ${r.code} after ${answers.length} answers: ${r.output.trim().slice(-300)}`);
+  let sent = 0;
+  for (const [i, [, status, bytes]] of answers.entries()) {
+    const body = await readFile(answerOf(i), 'utf8').catch(() => '');
+    await rm(answerOf(i), { force: true });
+    let code: unknown;
+    try {
+      code = JSON.parse(body).code;
+    } catch {
+      code = undefined;
+    }
+    if (status !== '200' || code !== 200) throw new Error(`multipart/chunk ${i}: HTTP ${status}: ${body.slice(0, 200)}`);
+    sent += Number(bytes);
+  }
+  if (sent !== size) throw new Error(`curl sent ${sent} bytes, expected ${size}`);
+  const done = ok('multipart/complete', await call(`${base}/api/fs/multipart/complete`, 'POST', { ...auth, 'x-upload-id': id }, undefined, opts.signal));
   if (done.state !== 'completed') throw new Error(`multipart/complete answered state ${done.state}`);
   return (performance.now() - t0) / 1000;
 }
