@@ -73,6 +73,23 @@ describe.runIf(requireChromium('the tasks page browser tests'))('tasks page and 
     expect(left).toEqual([expect.stringContaining('late.bin')]);
   });
 
+  it('shows a task that finished between the two list requests once, as finished', async () => {
+    // The page asks for the running and the finished tasks in two requests; make the first answer
+    // still hold a task the second answers as done, as when a cancel takes effect in between.
+    const finished = (await w.s.api('GET', '/api/admin/task/offline_download/done', { token: w.admin })).data as Array<{ id: string; name: string }>;
+    const late = finished.find((x) => x.name.includes('late.bin'))!;
+    await w.page.route('**/api/admin/task/offline_download/undone', (route) =>
+      route.fulfill({ contentType: 'application/json', body: JSON.stringify({ code: 200, message: 'success', data: [{ ...late, state: 3, status: 'canceling' }] }) }),
+    );
+    await w.page.reload();
+    await w.page.getByRole('tab', { name: 'Offline downloads', exact: true }).click();
+    await expect.poll(() => names('task-row'), { timeout: 10_000 }).toEqual([expect.stringContaining('late.bin')]);
+    expect(await names('task-running')).toEqual([]);
+    await w.page.locator('[data-testid=task-row]', { hasText: 'late.bin' }).locator('input[type=checkbox]').check();
+    expect(await w.page.locator('[data-testid=tasks-ticked]').textContent()).toBe('1 selected');
+    await w.page.unroute('**/api/admin/task/offline_download/undone');
+  });
+
   it('shows the upload speed and time left while a file goes up', async () => {
     const cdp = await w.ctx.newCDPSession(w.page);
     await w.page.goto(`${w.base}/dl`);

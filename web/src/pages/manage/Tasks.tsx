@@ -63,7 +63,10 @@ export default function Tasks(props: { admin: boolean }) {
   const prefix = () => `${props.admin ? '/admin' : ''}/task/${kind()}`;
   const [tasks, { refetch }] = createResource(prefix, async (p) => {
     const [undone, done] = await Promise.all([api<TaskInfo[] | null>(`${p}/undone`), api<TaskInfo[] | null>(`${p}/done`)]);
-    return { undone: undone ?? [], done: done ?? [] };
+    // The two lists are answered by two requests: a task that finished between them (a cancel
+    // taking effect) is in both. It is shown once, as finished, and counted once when ticked.
+    const finished = new Set((done ?? []).map((x) => x.id));
+    return { undone: (undone ?? []).filter((x) => !finished.has(x.id)), done: done ?? [] };
   });
   const timer = setInterval(() => {
     if (!document.hidden) void refetch();
