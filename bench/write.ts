@@ -169,10 +169,11 @@ async function run(ctx: BenchContext, result: AreaResult): Promise<void> {
       ctx.log(`wrote, synced and read ${fmtBytes(P.fileSize)} source.bin in ${((nowMs() - t0) / 1000).toFixed(1)} s`);
     }
     // The chunked row's curl sends each chunk from a file of its own (same bytes, in the page cache).
-    const chunkDir = path.join(srcDir, 'chunks');
-    mkdirSync(chunkDir, { recursive: true });
-    const chunkFiles = P.chunkClient === 'curl' ? await splitChunks(srcFile, CHUNK, chunkDir) : [];
-    if (chunkFiles.length) {
+    const chunkFiles: string[] = [];
+    if (P.chunkClient === 'curl') {
+      const chunkDir = path.join(srcDir, 'chunks');
+      mkdirSync(chunkDir, { recursive: true });
+      chunkFiles.push(...(await splitChunks(srcFile, CHUNK, chunkDir)));
       await syncAll();
       for (const f of chunkFiles) await warmPageCache(f);
     }

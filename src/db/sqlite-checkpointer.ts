@@ -18,13 +18,13 @@ const { parentPort, workerData } = require('node:worker_threads');
 const Database = require(workerData.module);
 const db = new Database(workerData.file, { fileMustExist: true });
 db.pragma('synchronous = NORMAL');
+// Only a checkpoint that copied frames is told (an idle server's main thread is not woken each
+// second); one that fails (busy) is left to the next.
 const checkpoint = () => {
   try {
     const [r] = db.pragma('wal_checkpoint(PASSIVE)');
-    parentPort.postMessage({ checkpointed: r ? r.checkpointed : 0 });
-  } catch (err) {
-    parentPort.postMessage({ error: String(err && err.message || err) });
-  }
+    if (r && r.checkpointed > 0) parentPort.postMessage({ checkpointed: r.checkpointed });
+  } catch {}
 };
 const timer = setInterval(checkpoint, workerData.everyMs);
 parentPort.on('message', (m) => {
@@ -49,7 +49,8 @@ parentPort.on('message', (m) => {
 export class SqliteCheckpointer {
   private worker?: Worker;
   private writes = 0;
-  private failed = false;
+  /** Stopped, or failed: no worker is started again. */
+  private retired = false;
   /** Frames the worker copied back so far (tests). */
   checkpointed = 0;
 
@@ -60,7 +61,7 @@ export class SqliteCheckpointer {
 
   /** Counts a write statement on the main connection; starts the worker after a few. */
   noteWrite(): void {
-    if (this.worker || this.failed || ++this.writes < START_AFTER_WRITES) return;
+    if (this.worker || this.retired || ++this.writes < START_AFTER_WRITES) return;
     this.start();
   }
 
@@ -74,17 +75,17 @@ export class SqliteCheckpointer {
       const module = createRequire(import.meta.url).resolve('better-sqlite3');
       worker = new Worker(WORKER_SOURCE, { eval: true, workerData: { module, file: this.file, everyMs: CHECKPOINT_EVERY_MS } });
     } catch {
-      this.failed = true;
+      this.retired = true;
       return;
     }
     worker.unref();
-    worker.on('message', (m: { checkpointed?: number }) => {
-      if (typeof m.checkpointed === 'number' && m.checkpointed > 0) this.checkpointed += m.checkpointed;
+    worker.on('message', (m: { checkpointed: number }) => {
+      this.checkpointed += m.checkpointed;
     });
     const gone = () => {
       if (this.worker !== worker) return;
       this.worker = undefined;
-      this.failed = true;
+      this.retired = true;
       if (this.db.open) this.db.pragma(`wal_autocheckpoint = ${DEFAULT_AUTOCHECKPOINT}`);
     };
     worker.on('error', gone);
@@ -103,7 +104,7 @@ export class SqliteCheckpointer {
     const worker = this.worker;
     if (!worker) return;
     this.worker = undefined;
-    this.failed = true;
+    this.retired = true;
     const exited = new Promise<void>((resolve) => worker.once('exit', () => resolve()));
     worker.postMessage('stop');
     const timer = setTimeout(() => void worker.terminate(), 5_000);

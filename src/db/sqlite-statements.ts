@@ -17,20 +17,20 @@ export function cachingStatements(db: SQLite.Database, onWrite?: () => void): Sq
   const cache = new Map<string, SQLite.Statement>();
   return {
     prepare(sql: string): SqliteStatement {
-      const kept = cache.get(sql);
-      if (kept && !kept.busy) {
+      let stmt = cache.get(sql);
+      if (stmt && !stmt.busy) {
         // Re-inserted: the Map's order is the order of last use.
         cache.delete(sql);
-        cache.set(sql, kept);
-        if (onWrite && !kept.reader) onWrite();
-        return kept as unknown as SqliteStatement;
-      }
-      const stmt = db.prepare(sql);
-      if (onWrite && !stmt.reader) onWrite();
-      if (!kept) {
         cache.set(sql, stmt);
-        if (cache.size > MAX_STATEMENTS) cache.delete(cache.keys().next().value!);
+      } else {
+        const fresh = db.prepare(sql);
+        if (!stmt) {
+          cache.set(sql, fresh);
+          if (cache.size > MAX_STATEMENTS) cache.delete(cache.keys().next().value!);
+        }
+        stmt = fresh;
       }
+      if (onWrite && !stmt.reader) onWrite();
       return stmt as unknown as SqliteStatement;
     },
     close(): void {

@@ -61,9 +61,16 @@ export function removeRange(ranges: ByteRanges, start: number, end: number): Byt
   return out;
 }
 
-/** The ranges of recorded parts (any order). */
+/** The ranges of recorded parts (any order): sorted, then merged in one pass. */
 export function rangesOf(parts: Array<{ start: number; size: number }>): ByteRanges {
-  return [...parts].sort((x, y) => x.start - y.start).reduce<ByteRanges>((r, p) => addRange(r, p.start, p.start + p.size), []);
+  const out: ByteRanges = [];
+  for (const p of [...parts].sort((x, y) => x.start - y.start)) {
+    if (p.size <= 0) continue;
+    const last = out[out.length - 1];
+    if (last && p.start <= last[1]) last[1] = Math.max(last[1], p.start + p.size);
+    else out.push([p.start, p.start + p.size]);
+  }
+  return out;
 }
 
 /** The chunk indexes of `chunkSize`-byte chunks the ranges hold whole or in part, as inclusive ranges [[first, last], …]. */
