@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import type { FileHandle } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
@@ -11,7 +12,7 @@ import type { Logger } from '../logger.js';
 import type { Settings } from '../settings/service.js';
 import type { View } from '../view/view.js';
 import { chunkIndexRanges, parseRanges, rangesOf } from './ranges.js';
-import { PartMeter, PartTooLong, PartTooShort, Staging } from './staging.js';
+import { closeAhead, PartMeter, PartTooLong, PartTooShort, Staging } from './staging.js';
 
 export const SETTING = {
   enabled: 'multipart_enabled',
@@ -243,19 +244,35 @@ export class Uploads {
     throw new Conflict(`the upload is ${now?.state ?? 'gone'}`);
   }
 
-  /** Stores chunk `index` (OpenList's chunk route); sending a chunk again replaces it whole. */
-  async putChunk(row: UploadRow, index: number, body: Readable, declared?: number): Promise<UploadRow> {
-    this.requireReceiving(row);
-    const total = totalChunks(row);
-    if (!Number.isSafeInteger(index) || index < 0 || index >= total) throw new BadRequest(`X-Chunk-Index must be between 0 and ${total - 1}`);
-    const start = index * row.chunk_size;
-    const expected = Math.min(row.chunk_size, row.size - start);
-    if (declared !== undefined && declared !== expected) throw new BadRequest(`chunk ${index} must be ${expected} bytes, not ${declared}`);
+  /**
+   * Stores chunk `index` (OpenList's chunk route); sending a chunk again replaces it whole.
+   * `ahead` (Staging.openAhead, begun before the request's checks) is taken over: written through
+   * as the staging file, or closed.
+   */
+  async putChunk(row: UploadRow, index: number, body: Readable, declared?: number, ahead?: Promise<FileHandle | undefined>): Promise<UploadRow> {
+    let taken = false;
+    try {
+      this.requireReceiving(row);
+      const total = totalChunks(row);
+      if (!Number.isSafeInteger(index) || index < 0 || index >= total) throw new BadRequest(`X-Chunk-Index must be between 0 and ${total - 1}`);
+      const start = index * row.chunk_size;
+      const expected = Math.min(row.chunk_size, row.size - start);
+      if (declared !== undefined && declared !== expected) throw new BadRequest(`chunk ${index} must be ${expected} bytes, not ${declared}`);
+      taken = true;
+      return await this.storeChunk(row, index, start, expected, body, ahead);
+    } finally {
+      if (!taken) closeAhead(ahead);
+    }
+  }
+
+  private async storeChunk(row: UploadRow, index: number, start: number, expected: number, body: Readable, ahead?: Promise<FileHandle | undefined>): Promise<UploadRow> {
     const s3 = optionsOf(row).s3;
+    const toS3 = s3 !== undefined && s3.partSize === row.chunk_size;
+    if (toS3) closeAhead(ahead);
     await this.locks.run(`${row.id}:${start}`, async () => {
-      const toS3 = s3 !== undefined && s3.partSize === row.chunk_size;
-      // The staging file is opened while the claim is decided: both stand before the first byte.
-      const file = toS3 ? undefined : this.staging.open(row.id);
+      // The staging file is opened while the claim is decided (or was, with the request's
+      // checks): both stand before the first byte.
+      const file = toS3 ? undefined : ahead ? ahead.then((fh) => fh ?? this.staging.open(row.id)) : this.staging.open(row.id);
       file?.catch(() => undefined);
       let c;
       try {

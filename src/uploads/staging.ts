@@ -15,6 +15,14 @@ const READ_BUFFER = 1 << 20;
 
 const ignore = () => {};
 
+/** An upload id as the service makes them (and so a safe name under the staging folder). */
+const UPLOAD_ID = /^[0-9a-f]{32}$/;
+
+/** Closes a handle from `openAhead` that was not used. */
+export function closeAhead(ahead: Promise<FileHandle | undefined> | undefined): void {
+  void ahead?.then((fh) => fh?.close()).catch(ignore);
+}
+
 /** The body went over what the range may hold. */
 export class PartTooLong extends Error {}
 /** The body ended before the bytes the range must hold. */
@@ -120,6 +128,18 @@ export class Staging {
       body.off('error', ignore);
       await fh?.close();
     }
+  }
+
+  /**
+   * Opens the staging file of the upload named by a request, before the request's checks: only a
+   * file that exists (from the upload's first chunk on), never created here, and undefined for a
+   * malformed id or any failure. Whoever gets a handle closes it (`closeAhead`). The open is a
+   * trip through the thread pool that costs a chunk 0.3–0.9 ms on the 2-core VM when it starts
+   * after the checks; begun with them, it is done by the time they are.
+   */
+  openAhead(id: string | undefined): Promise<FileHandle | undefined> {
+    if (!id || !UPLOAD_ID.test(id)) return Promise.resolve(undefined);
+    return open(this.file(id), constants.O_RDWR).catch(() => undefined);
   }
 
   /** Opens the staging file for writing, creating it and its folder on first use (never truncated). */

@@ -1,5 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { existsSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, readlinkSync, rmSync, statSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
@@ -154,6 +154,52 @@ describe.each(BACKENDS)('resumable uploads on $name', (backend) => {
     expect(stagedIds()).not.toContain(idle);
     expect(await s.core.repos.uploads.byId(idle)).toBeUndefined();
     await s.api('POST', '/api/admin/setting/save', { token, body: [{ key: 'upload_expire_hours', value: '24' }] });
+  });
+
+  it('the staging file opened ahead of a chunk\'s checks is closed whatever they decide, and never created by them', async () => {
+    /** Descriptors of this process open on a staging file. */
+    const openStaged = () =>
+      readdirSync('/proc/self/fd').filter((fd) => {
+        try {
+          return readlinkSync(`/proc/self/fd/${fd}`).startsWith(staging() + path.sep);
+        } catch {
+          return false;
+        }
+      }).length;
+    const settled = async () => {
+      for (let i = 0; i < 100 && openStaged() > 0; i++) await new Promise((r) => setTimeout(r, 10));
+      return openStaged();
+    };
+    const data = randomBytes(CHUNK * 2);
+    const id = (await init('/u/ahead.bin', data.length)).data.upload_id as string;
+    expect((await chunk(id, 0, slice(data, 0))).code).toBe(200);
+    expect(await settled()).toBe(0);
+
+    // Another user's upload: as missing as an unknown one, and its staging file is not held open.
+    await s.api('POST', '/api/admin/user/create', { token, body: { username: 'other', password: 'other-pass-1', base_path: '/', role: 0, permission: 0xffff } });
+    const other = await s.login('other', 'other-pass-1');
+    const foreign = await s.inject({ method: 'PUT', url: '/api/fs/multipart/chunk', headers: { authorization: other, 'x-upload-id': id, 'x-chunk-index': '1' }, payload: slice(data, 1) });
+    expect(JSON.parse(foreign.body).code).toBe(404);
+    // Refused by putChunk's own checks: an index out of range, a length that is not the chunk's.
+    expect((await chunk(id, 7, slice(data, 1))).code).toBe(400);
+    const short = await req('PUT', '/api/fs/multipart/chunk', { 'x-upload-id': id, 'x-chunk-index': '1', 'content-length': '5' }, Buffer.alloc(5));
+    expect(short.json().code).toBe(400);
+    // No token at all.
+    const anonymous = await s.inject({ method: 'PUT', url: '/api/fs/multipart/chunk', headers: { 'x-upload-id': id, 'x-chunk-index': '1' }, payload: slice(data, 1) });
+    expect(anonymous.statusCode === 401 || JSON.parse(anonymous.body).code === 401).toBe(true);
+    expect(await settled()).toBe(0);
+
+    // An id with no staging file yet (or none at all): nothing is created before the checks pass.
+    const unknown = 'f'.repeat(32);
+    expect((await chunk(unknown, 0, slice(data, 0))).code).toBe(404);
+    expect(stagedIds()).not.toContain(unknown);
+    expect((await chunk('../../etc', 0, slice(data, 0))).code).not.toBe(200);
+
+    // The upload still completes to the right bytes through handles opened ahead.
+    expect((await chunk(id, 1, slice(data, 1))).code).toBe(200);
+    expect((await complete(id)).code).toBe(200);
+    expect(readFileSync(path.join(root, 'ahead.bin')).equals(data)).toBe(true);
+    expect(await settled()).toBe(0);
   });
 
   it('two clients sending the same chunk at once leave one whole copy, never a mix', async () => {

@@ -4,6 +4,7 @@ import type { Core } from '../../core.js';
 import type { UploadRow } from '../../db/uploads.js';
 import { BadRequest } from '../../errors.js';
 import { optionsOf, receivedChunks, totalChunks } from '../../uploads/service.js';
+import { closeAhead } from '../../uploads/staging.js';
 import type { View } from '../../view/view.js';
 import { ok } from '../envelope.js';
 import type { RouteDoc } from '../route-table.js';
@@ -123,13 +124,19 @@ export async function fsMultipartRoutes(app: FastifyInstance, core: Core): Promi
     });
 
     scope.put('/api/fs/multipart/chunk', { config: { doc: multipartDoc('chunk') } }, async (req: FastifyRequest, reply: FastifyReply) => {
+      const id = header(req, 'x-upload-id');
+      // Opened while the token, the upload and the claim are checked; putChunk takes it over.
+      const ahead = core.uploads.staging.openAhead(id);
       const { row, view, index, length } = await (async () => {
-        const u = await uploadOf(req, header(req, 'x-upload-id'));
+        const u = await uploadOf(req, id);
         const index = intHeader(req, 'x-chunk-index', 'X-Chunk-Index');
         const cl = header(req, 'content-length');
         return { ...u, index, length: cl === undefined ? undefined : Number(cl) };
-      })().catch(drain(req));
-      const next = await core.uploads.putChunk(row, index, req.raw, length).catch(drain(req));
+      })().catch((err) => {
+        closeAhead(ahead);
+        return drain(req)(err);
+      });
+      const next = await core.uploads.putChunk(row, index, req.raw, length, ahead).catch(drain(req));
       return reply.send(ok(await snapshot(core, view, next)));
     });
 
