@@ -11,6 +11,7 @@
 //   BENCH_COPY_FILES=n   write: files in the copied folder (default 10 000)
 //   BENCH_WRITE_FSYNC=1  write: a timed `sync <file>` after every write
 //   BENCH_PREFAULT=0     write: no untimed scratch write before each timed one
+//   BENCH_PAGE_REPORTING=keep  leave the VM's free page reporting as it is (lib/page-reporting.ts)
 //
 // Every process and temp folder started is stopped / removed at the end, on error and on
 // Ctrl-C (a second Ctrl-C kills at once).
@@ -35,6 +36,7 @@ import { s3Bench } from './s3.js';
 import { migrateBench } from './migrate.js';
 import { cleanupAll, installCleanup, interruption, wasInterrupted } from './lib/proc.js';
 import { markdownTable, renderDetail, SUMMARY_COLUMNS, summaryRows, writeResult } from './lib/report.js';
+import { holdFreedMemory } from './lib/page-reporting.js';
 import { buildAtrium } from './lib/servers.js';
 import type { AreaResult, BenchContext, BenchModule } from './lib/types.js';
 
@@ -69,6 +71,9 @@ async function main(): Promise<number> {
   const atriumBuildError = build.error;
   if (build.error) log(`Atrium build failed; Atrium benchmarks will report errors:\n${build.error}`);
   else if (build.warning) log(`WARNING: ${build.warning}`);
+
+  const pageReporting = holdFreedMemory();
+  log(`free page reporting: ${pageReporting}`);
 
   let failedAreas = 0;
   for (const mod of selected) {
@@ -115,6 +120,7 @@ async function main(): Promise<number> {
     clearTimeout(budgetTimer);
     // Every area's figures with the machine's load (1, 5, 15 min), which skews absolute figures.
     result.environment.load_average = `${loadAtStart} at start, ${loadavg().map((v) => v.toFixed(2)).join(' ')} at end (${os.cpus().length} cores)`;
+    result.environment.page_reporting = pageReporting;
     interruption.signal.removeEventListener('abort', onInterrupt);
     const finished = new Date();
     result.finishedAt = finished.toISOString();

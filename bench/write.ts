@@ -18,11 +18,13 @@
 // BENCH_WRITE_FSYNC=1 adds a timed `sync <file>` after every write, for all of them.
 //
 // Two properties of the VM this was written on make naive repetitions unfair (see docs/benchmarks.md):
-//   - memory freed by the guest is handed back to the host after ~2 s (virtio-balloon free page
-//     reporting) and the first touch of such a page is slow, so a write that follows an idle
-//     pause pays up to ~1.4 s per GiB more than one that follows a write. Every timed write is
+//   - memory freed by the guest is handed back to the host (free page reporting) and the first
+//     touch of such a page is slow, ~1.1 s of kernel time per GiB written. Every timed write is
 //     therefore preceded by an untimed `dd` of as many bytes to a scratch file, deleted at once
-//     ("prefault"; BENCH_PREFAULT=0 turns it off), so each writer gets the same recycled pages.
+//     ("prefault"; BENCH_PREFAULT=0 turns it off), so each writer gets the same recycled pages;
+//     and the run holds freed memory in the guest for two minutes (lib/page-reporting.ts):
+//     without that the host took 40 % of the freed pages back within 0.5 s, and how much of its
+//     write landed on them depended on each writer's speed (a slower writer found fewer).
 //   - ext4 without a journal skips inodes deleted in the last 60-360 s when it allocates new
 //     ones (recently_deleted()), so creating 10 000 files right after deleting 10 000 costs
 //     several times more. The copies are therefore never deleted between repetitions (each
@@ -61,6 +63,8 @@ interface Params {
   prefault: boolean;
   /** The chunked row's client: curl (default) or Node's http client (BENCH_CHUNK_CLIENT=node). */
   chunkClient: 'curl' | 'node';
+  /** curl's `--limit-rate` for every upload (BENCH_UPLOAD_RATE, e.g. 400M): a link slower than loopback. */
+  uploadRate?: string;
 }
 
 function params(quick: boolean): Params {
@@ -73,7 +77,16 @@ function params(quick: boolean): Params {
     fsync: process.env.BENCH_WRITE_FSYNC === '1' || process.env.BENCH_WRITE_FSYNC === 'true',
     prefault: process.env.BENCH_PREFAULT !== '0' && process.env.BENCH_PREFAULT !== 'false',
     chunkClient: process.env.BENCH_CHUNK_CLIENT === 'node' ? 'node' : 'curl',
+    uploadRate: uploadRate(),
   };
+}
+
+/** BENCH_UPLOAD_RATE as curl's `--limit-rate` takes it (bytes per second, suffix k, M or G). */
+function uploadRate(): string | undefined {
+  const v = process.env.BENCH_UPLOAD_RATE?.trim();
+  if (!v) return undefined;
+  if (!/^[1-9]\d*[kKmMgG]?$/.test(v)) throw new Error(`BENCH_UPLOAD_RATE must be a rate as curl's --limit-rate takes it (400M, 50000k), not ${JSON.stringify(v)}`);
+  return v;
 }
 
 /** Generous per-run time limit: at least 120 s, or the bytes at 10 MB/s. */
@@ -130,6 +143,7 @@ async function run(ctx: BenchContext, result: AreaResult): Promise<void> {
     copy_reps: P.copyReps,
     fsync: P.fsync,
     prefault: P.prefault,
+    upload_rate: P.uploadRate ? `curl --limit-rate ${P.uploadRate} on every upload (BENCH_UPLOAD_RATE)` : 'unlimited (loopback)',
   };
   const [nginxPath, rclonePath, curlPath] = await Promise.all([which('nginx'), which('rclone'), which('curl')]);
   if (!curlPath) throw new Error('curl is missing: run bench/setup.sh');
@@ -273,6 +287,7 @@ async function uploadBenchmarks(
               headers: { Authorization: atrium.token, 'File-Path': encodeURIComponent(`/up-atrium/${file}`) },
               timeoutS,
               signal,
+              limitRate: P.uploadRate,
             });
             ensure2xx('/api/fs/put', r, [200]);
             let json: any;
@@ -295,7 +310,7 @@ async function uploadBenchmarks(
       write: atrium
         ? async (file) =>
             P.chunkClient === 'curl'
-              ? curlChunkedUpload(atrium.base, atrium.token, env.chunkFiles, size, `/up-atrium/${file}`, CHUNK, { timeoutS, signal })
+              ? curlChunkedUpload(atrium.base, atrium.token, env.chunkFiles, size, `/up-atrium/${file}`, CHUNK, { timeoutS, signal, limitRate: P.uploadRate })
               : chunkedUpload(atrium.base, atrium.token, srcFile, size, `/up-atrium/${file}`, CHUNK, signal)
         : undefined,
     },
@@ -324,7 +339,7 @@ async function uploadBenchmarks(
         const server = await startNginxDav(filesDir, path.join(env.work, 'nginx'), { signal });
         nginx.server = server;
         nginx.write = async (file) => {
-          const r = await curlUpload(`${server.base}/up-nginx/${encodeURIComponent(file)}`, srcFile, { timeoutS, signal });
+          const r = await curlUpload(`${server.base}/up-nginx/${encodeURIComponent(file)}`, srcFile, { timeoutS, signal, limitRate: P.uploadRate });
           ensure2xx('nginx PUT', r, [201, 204]);
           return r.seconds;
         };
@@ -338,7 +353,7 @@ async function uploadBenchmarks(
         const server = await startRcloneWebdav(filesDir, path.join(env.work, 'rclone'), { signal });
         rclone.server = server;
         rclone.write = async (file) => {
-          const r = await curlUpload(`${server.base}/up-rclone/${encodeURIComponent(file)}`, srcFile, { timeoutS, signal });
+          const r = await curlUpload(`${server.base}/up-rclone/${encodeURIComponent(file)}`, srcFile, { timeoutS, signal, limitRate: P.uploadRate });
           ensure2xx('rclone PUT', r, [200, 201, 204]);
           return r.seconds;
         };
@@ -555,7 +570,7 @@ async function uploadBenchmarks(
     const single = pairs.length ? median(pairs.map((q) => q.single.mbps)) : undefined;
     const cRatio = pairs.length ? median(pairs.map((q) => q.chunked.mbps / q.single.mbps)) : null;
     result.summary.push({
-      benchmark: `upload ${label} in ${CHUNK / MiB} MiB chunks (multipart) vs one PUT /api/fs/put, ${pairs.length} pairs back to back (median of the pairs' ratios)`,
+      benchmark: `upload ${label} in ${CHUNK / MiB} MiB chunks (multipart) vs one PUT /api/fs/put, ${pairs.length} pairs back to back (median of the pairs' ratios)${P.uploadRate ? `, both at curl --limit-rate ${P.uploadRate}` : ''}`,
       atrium: c ?? null,
       peerName: 'single PUT',
       peer: single ?? null,

@@ -114,7 +114,7 @@ export async function curlChunkedUpload(
   size: number,
   virtualPath: string,
   chunkSize: number,
-  opts: { timeoutS: number; signal?: AbortSignal },
+  opts: { timeoutS: number; signal?: AbortSignal; limitRate?: string },
 ): Promise<number> {
   const auth = { authorization: token };
   const t0 = performance.now();
@@ -127,6 +127,7 @@ export async function curlChunkedUpload(
   chunks.forEach((file, i) => {
     if (i > 0) args.push('--next');
     args.push('-sS', '--max-time', String(opts.timeoutS), '-T', file, '-o', answerOf(i), '-w', 'chunk-answer %{http_code} %{size_upload}\\n');
+    if (opts.limitRate) args.push('--limit-rate', opts.limitRate);
     args.push('-H', `Authorization: ${token}`, '-H', `X-Upload-Id: ${id}`, '-H', `X-Chunk-Index: ${i}`, `${base}/api/fs/multipart/chunk`);
   });
   // curl's report lines go to a file: the process output kept in memory is only its last 16 KiB.

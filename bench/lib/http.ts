@@ -257,8 +257,9 @@ export interface UploadResult {
  * `Expect: 100-continue` included). Rejects when curl fails; the HTTP status is for the caller
  * to check.
  */
-export function curlUpload(url: string, file: string, opts: { headers?: Record<string, string>; timeoutS: number; signal?: AbortSignal }): Promise<UploadResult> {
+export function curlUpload(url: string, file: string, opts: { headers?: Record<string, string>; timeoutS: number; signal?: AbortSignal; limitRate?: string }): Promise<UploadResult> {
   const args = ['-sS', '-T', file, '--max-time', String(opts.timeoutS), '-w', '\\n@@curl %{http_code} %{size_upload} %{time_total}\\n'];
+  if (opts.limitRate) args.push('--limit-rate', opts.limitRate);
   for (const [k, v] of Object.entries(opts.headers ?? {})) args.push('-H', `${k}: ${v}`);
   args.push(url);
   const p = startProcess('curl', 'curl', args);
