@@ -12,7 +12,7 @@ import type { Logger } from '../logger.js';
 import type { Settings } from '../settings/service.js';
 import type { View } from '../view/view.js';
 import { chunkIndexRanges, parseRanges, rangesOf } from './ranges.js';
-import { closeAhead, PartMeter, PartTooLong, PartTooShort, Staging } from './staging.js';
+import { closeAhead, PartMeter, PartTooLong, PartTooShort, Staging, UPLOAD_ID } from './staging.js';
 
 export const SETTING = {
   enabled: 'multipart_enabled',
@@ -205,7 +205,7 @@ export class Uploads {
 
   /** The caller's upload; another user's is as missing as an unknown id. */
   async get(view: View, id: string): Promise<UploadRow> {
-    const row = /^[0-9a-f]{32}$/.test(id) ? await this.repo.byId(id) : undefined;
+    const row = UPLOAD_ID.test(id) ? await this.repo.byId(id) : undefined;
     if (!row || row.user_id !== view.user.id) throw new NotFound('upload not found');
     if (row.state === 'receiving' && this.expired(row)) throw new KindError('NotFound', 'upload expired', 404);
     return row;

@@ -16,7 +16,7 @@ const READ_BUFFER = 1 << 20;
 const ignore = () => {};
 
 /** An upload id as the service makes them (and so a safe name under the staging folder). */
-const UPLOAD_ID = /^[0-9a-f]{32}$/;
+export const UPLOAD_ID = /^[0-9a-f]{32}$/;
 
 /** Closes a handle from `openAhead` that was not used. */
 export function closeAhead(ahead: Promise<FileHandle | undefined> | undefined): void {
