@@ -12,12 +12,17 @@
 // holdFreedMemory raises `min_free_ms` for the run (freed memory stays with the guest that long
 // before it may be reported) and puts the old value back when the process exits; every
 // benchmark then writes into memory the guest already has. BENCH_PAGE_REPORTING=keep leaves the
-// machine's setting alone. A `kill -9` of the bench leaves the raised value until the next run
-// or a reboot (harmless: the host gets freed memory back later).
+// machine's setting alone. The machine's own value is also kept in a file of the temp folder
+// until it is put back, so after a `kill -9` of the bench the next run restores that value, not
+// the raised one it finds (meanwhile the host only gets freed memory back later).
 
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 
 const PARAMETER = '/sys/module/page_reporting/parameters/min_free_ms';
+/** The machine's value while a run holds memory (left behind by a run that was killed). */
+const SAVED = path.join(os.tmpdir(), 'atrium-bench-min-free-ms');
 /** How long freed memory stays with the guest during a run: far longer than any prefault-to-write gap. */
 const HOLD_MS = 120_000;
 
@@ -29,25 +34,40 @@ let restore: (() => void) | undefined;
  */
 export function holdFreedMemory(): string {
   if (process.env.BENCH_PAGE_REPORTING === 'keep') return 'left as the machine has it (BENCH_PAGE_REPORTING=keep)';
-  let before: string;
+  let current: string;
   try {
-    before = readFileSync(PARAMETER, 'utf8').trim();
+    current = readFileSync(PARAMETER, 'utf8').trim();
   } catch {
     return 'none (no free page reporting on this machine)';
   }
   if (restore) return `min_free_ms ${HOLD_MS} for the run`;
+  const saved = savedValue();
+  const before = saved ?? current;
   try {
+    if (saved === undefined) writeFileSync(SAVED, before);
     writeFileSync(PARAMETER, String(HOLD_MS));
   } catch (err) {
-    return `min_free_ms ${before}, could not be raised (${(err as NodeJS.ErrnoException).code ?? (err as Error).message}): figures of page-cache writes may be bimodal`;
+    if (saved === undefined) rmSync(SAVED, { force: true });
+    return `min_free_ms ${current}, could not be raised (${(err as NodeJS.ErrnoException).code ?? (err as Error).message}): figures of page-cache writes may be bimodal`;
   }
   restore = () => {
     try {
       writeFileSync(PARAMETER, before);
+      rmSync(SAVED, { force: true });
     } catch {
       /* best effort at exit */
     }
   };
   process.on('exit', restore);
   return `min_free_ms ${before} → ${HOLD_MS} for the run (freed memory stays with the VM)`;
+}
+
+/** The machine's value saved by a run that did not put it back, when it looks like one. */
+function savedValue(): string | undefined {
+  try {
+    const v = readFileSync(SAVED, 'utf8').trim();
+    return /^\d+$/.test(v) ? v : undefined;
+  } catch {
+    return undefined;
+  }
 }
