@@ -111,6 +111,19 @@ function asKind(err: unknown): unknown {
   return err;
 }
 
+/**
+ * ZipCrypto entries up to this size (compressed) are decoded once and their CRC-32 checked before
+ * they are answered, so a wrong password that passed the one-byte header check is still a 202.
+ */
+const ZIPCRYPTO_VERIFIED_BYTES = 16 * 1024 * 1024;
+
+/** What zip.js raises when an entry decrypted with a wrong key (it tries password candidates on the same three). */
+function looksLikeWrongKey(err: unknown): boolean {
+  const { zipjs } = lib();
+  const msg = (err as Error)?.message;
+  return msg === zipjs.ERR_INVALID_CRC32 || msg === zipjs.ERR_INVALID_COMPRESSED_DATA || msg === zipjs.ERR_INVALID_UNCOMPRESSED_SIZE;
+}
+
 /** Checks the bytes that pass against the entry's size and CRC-32 from the directory. */
 function checked(e: ZipEntry): Transform {
   let crc = 0;
@@ -259,9 +272,18 @@ export async function openZip(source: ByteSource, encoding: string, checkEntries
       entry = first as Zipjs.FileEntry;
       const opts = { password: e.encrypted ? password : undefined, signal, checkAmount: undefined };
       if (e.encrypted) await entry.getData(new zipjs.Uint8ArrayWriter(), { ...opts, checkPasswordOnly: true });
+      // ZipCrypto checks a password against one byte of the entry's header: a wrong one passes
+      // once in 256 tries and decrypts to garbage. The entry's CRC-32 settles it: decoded once
+      // beforehand when it is small, checked at the end of the answer otherwise.
+      const zipCrypto = e.encrypted && entry.zipCrypto;
+      if (zipCrypto && entry.compressedSize <= ZIPCRYPTO_VERIFIED_BYTES) {
+        await entry.getData(new WritableStream<Uint8Array>(), { ...opts, checkCrc32: true }).catch((err: unknown) => {
+          throw looksLikeWrongKey(err) ? wrongPassword() : err;
+        });
+      }
       const { readable, writable } = new TransformStream<Uint8Array, Uint8Array>();
       const out = Readable.fromWeb(readable as ReadableStream<Uint8Array>);
-      entry.getData(writable, opts).catch((err: unknown) => out.destroy(asKind(err) as Error));
+      entry.getData(writable, { ...opts, checkCrc32: zipCrypto || undefined }).catch((err: unknown) => out.destroy(asKind(err) as Error));
       return out;
     } catch (err) {
       throw asKind(err);
