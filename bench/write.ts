@@ -86,12 +86,21 @@ function uploadRate(): string | undefined {
   const v = process.env.BENCH_UPLOAD_RATE?.trim();
   if (!v) return undefined;
   if (!/^[1-9]\d*[kKmMgG]?$/.test(v)) throw new Error(`BENCH_UPLOAD_RATE must be a rate as curl's --limit-rate takes it (400M, 50000k), not ${JSON.stringify(v)}`);
+  // Node's chunk client has no rate limit: the two rows would not share the link.
+  if (process.env.BENCH_CHUNK_CLIENT === 'node') throw new Error('BENCH_UPLOAD_RATE limits curl uploads only; it does not combine with BENCH_CHUNK_CLIENT=node');
   return v;
 }
 
-/** Generous per-run time limit: at least 120 s, or the bytes at 10 MB/s. */
-function timeoutSFor(bytes: number): number {
-  return Math.max(120, Math.ceil(bytes / 10e6));
+/** Bytes per second of a `--limit-rate` value (curl counts k, M and G in powers of 1024). */
+function rateBytes(rate: string): number {
+  const unit = { k: 1024, m: 1024 ** 2, g: 1024 ** 3 }[rate.slice(-1).toLowerCase()];
+  return unit ? Number(rate.slice(0, -1)) * unit : Number(rate);
+}
+
+/** Generous per-run time limit: at least 120 s, or the bytes at 10 MB/s (or at half the upload rate, when slower). */
+function timeoutSFor(bytes: number, rate?: string): number {
+  const slowest = Math.min(10e6, rate ? rateBytes(rate) / 2 : Infinity);
+  return Math.max(120, Math.ceil(bytes / slowest));
 }
 
 /** `sync` of the whole system, untimed, between runs: every run starts with no dirty pages. */
@@ -265,7 +274,7 @@ async function uploadBenchmarks(
   const { signal } = ctx;
   const { atrium, filesDir, srcFile } = env;
   const size = P.fileSize;
-  const timeoutS = timeoutSFor(size);
+  const timeoutS = timeoutSFor(size, P.uploadRate);
   const expect = await headTailDigest(srcFile);
   const dir = (n: string) => path.join(filesDir, n);
 
