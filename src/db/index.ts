@@ -78,6 +78,7 @@ export function openDatabase(config: Config['database'], opts: OpenDatabaseOptio
   const prefix = config.table_prefix;
   const plugins = [...(prefix ? [new TablePrefixPlugin()] : []), counter];
   let db: Db;
+  let checkpointer: SqliteCheckpointer | undefined;
   if (config.type === 'postgres') {
     db = new Kysely<Database>({ dialect: withTablePrefix(new PostgresDialect({ pool: postgresPool(config) }), prefix), plugins });
   } else if (config.type === 'mysql') {
@@ -88,22 +89,22 @@ export function openDatabase(config: Config['database'], opts: OpenDatabaseOptio
     sqlite.pragma('journal_mode = WAL');
     sqlite.pragma('busy_timeout = 10000');
     sqlite.pragma('synchronous = NORMAL');
-    const checkpointer = opts.checkpointer && !sqlite.memory ? new SqliteCheckpointer(sqlite, path.resolve(config.db_file)) : undefined;
-    const onWrite = checkpointer && (() => checkpointer.noteWrite());
-    const kysely = new Kysely<Database>({ dialect: withTablePrefix(new SqliteDialect({ database: cachingStatements(sqlite, onWrite) }), prefix), plugins });
-    return {
-      db: kysely,
-      type: config.type,
-      prefix: config.table_prefix,
-      queries: () => counter.count,
-      checkpointer,
-      close: async () => {
-        await checkpointer?.stop();
-        await kysely.destroy();
-      },
-    };
+    const worker = opts.checkpointer && !sqlite.memory ? new SqliteCheckpointer(sqlite, path.resolve(config.db_file)) : undefined;
+    checkpointer = worker;
+    const onWrite = worker && (() => worker.noteWrite());
+    db = new Kysely<Database>({ dialect: withTablePrefix(new SqliteDialect({ database: cachingStatements(sqlite, onWrite) }), prefix), plugins });
   }
-  return { db, type: config.type, prefix: config.table_prefix, queries: () => counter.count, close: () => db.destroy() };
+  return {
+    db,
+    type: config.type,
+    prefix: config.table_prefix,
+    queries: () => counter.count,
+    checkpointer,
+    close: async () => {
+      await checkpointer?.stop();
+      await db.destroy();
+    },
+  };
 }
 
 /** Inserts one row and returns its generated id on every back end (MySQL has no RETURNING). */
