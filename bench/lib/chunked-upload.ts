@@ -46,11 +46,23 @@ const ok = (what: string, a: Answer) => {
   return a.json.data;
 };
 
+/** `multipart/init` of an upload; its answer's data. */
+async function initUpload(base: string, token: string, virtualPath: string, size: number, chunkSize: number, signal?: AbortSignal) {
+  const headers = { authorization: token, 'file-path': encodeURIComponent(virtualPath), 'x-file-size': String(size), 'x-chunk-size': String(chunkSize) };
+  return ok('multipart/init', await call(`${base}/api/fs/multipart/init`, 'POST', headers, undefined, signal));
+}
+
+/** `multipart/complete`: an error unless the upload is completed. */
+async function completeUpload(base: string, token: string, id: string, signal?: AbortSignal): Promise<void> {
+  const done = ok('multipart/complete', await call(`${base}/api/fs/multipart/complete`, 'POST', { authorization: token, 'x-upload-id': id }, undefined, signal));
+  if (done.state !== 'completed') throw new Error(`multipart/complete answered state ${done.state}`);
+}
+
 /** Uploads `file` (`size` bytes) to `virtualPath` in chunks of `chunkSize`; returns the seconds from init to complete. */
 export async function chunkedUpload(base: string, token: string, file: string, size: number, virtualPath: string, chunkSize: number, signal?: AbortSignal): Promise<number> {
   const auth = { authorization: token };
   const t0 = performance.now();
-  const init = ok('multipart/init', await call(`${base}/api/fs/multipart/init`, 'POST', { ...auth, 'file-path': encodeURIComponent(virtualPath), 'x-file-size': String(size), 'x-chunk-size': String(chunkSize) }, undefined, signal));
+  const init = await initUpload(base, token, virtualPath, size, chunkSize, signal);
   const id = init.upload_id as string;
   const total = Math.ceil(size / chunkSize);
   // Two buffers: chunk i + 1 is read while chunk i is sent, as a browser reads a Blob slice
@@ -84,8 +96,7 @@ export async function chunkedUpload(base: string, token: string, file: string, s
     await reading?.catch(() => undefined);
     await fh?.close();
   }
-  const done = ok('multipart/complete', await call(`${base}/api/fs/multipart/complete`, 'POST', { ...auth, 'x-upload-id': id }, undefined, signal));
-  if (done.state !== 'completed') throw new Error(`multipart/complete answered state ${done.state}`);
+  await completeUpload(base, token, id, signal);
   return (performance.now() - t0) / 1000;
 }
 
@@ -116,9 +127,8 @@ export async function curlChunkedUpload(
   chunkSize: number,
   opts: { timeoutS: number; signal?: AbortSignal; limitRate?: string },
 ): Promise<number> {
-  const auth = { authorization: token };
   const t0 = performance.now();
-  const init = ok('multipart/init', await call(`${base}/api/fs/multipart/init`, 'POST', { ...auth, 'file-path': encodeURIComponent(virtualPath), 'x-file-size': String(size), 'x-chunk-size': String(chunkSize) }, undefined, opts.signal));
+  const init = await initUpload(base, token, virtualPath, size, chunkSize, opts.signal);
   const id = init.upload_id as string;
   if (init.total_chunks !== chunks.length) throw new Error(`multipart/init answered ${init.total_chunks} chunks, the client has ${chunks.length}`);
   // Each answer goes to a file of its own beside its chunk (the process output keeps only its end).
@@ -151,7 +161,6 @@ export async function curlChunkedUpload(
     sent += Number(bytes);
   }
   if (sent !== size) throw new Error(`curl sent ${sent} bytes, expected ${size}`);
-  const done = ok('multipart/complete', await call(`${base}/api/fs/multipart/complete`, 'POST', { ...auth, 'x-upload-id': id }, undefined, opts.signal));
-  if (done.state !== 'completed') throw new Error(`multipart/complete answered state ${done.state}`);
+  await completeUpload(base, token, id, opts.signal);
   return (performance.now() - t0) / 1000;
 }
