@@ -1,6 +1,7 @@
-import type { Insertable, Selectable, Transaction } from 'kysely';
+import type { Compilable, Insertable, Selectable, Transaction } from 'kysely';
 import { addRange, type ByteRanges, parseRanges, rangesOf, removeRange } from '../uploads/ranges.js';
-import type { DbHandle } from './index.js';
+import type { Db, DbHandle } from './index.js';
+import { prepare } from './prepared.js';
 import type { Database, UploadClaimsTable, UploadPartsTable, UploadsTable } from './schema.js';
 
 export type UploadRow = Selectable<UploadsTable>;
@@ -12,14 +13,19 @@ export type UploadClaimRow = Selectable<UploadClaimsTable>;
  * could race on is one conditional statement inside a transaction, so exactly one of them wins.
  */
 export class UploadsRepo {
-  constructor(private readonly h: DbHandle) {}
+  /** The statements a chunk runs, built once (db/prepared.ts). */
+  private readonly q;
+
+  constructor(private readonly h: DbHandle) {
+    this.q = chunkQueries(h.db);
+  }
 
   async create(row: Insertable<UploadsTable>): Promise<void> {
     await this.h.db.insertInto('uploads').values(row).execute();
   }
 
   async byId(id: string): Promise<UploadRow | undefined> {
-    return this.h.db.selectFrom('uploads').selectAll().where('id', '=', id).executeTakeFirst();
+    return (await this.q.row(this.h.db, { id })).rows[0];
   }
 
   /** An upload of this user still receiving to the same path and size (OpenList's init resumes it). */
@@ -56,14 +62,13 @@ export class UploadsRepo {
   }
 
   /**
-   * The upload's ranges after `change`, inside a transaction that already holds its row: the
-   * stored list, or for a row from before migration 12 the list made from its parts (whose
-   * change is then already in the table).
+   * The upload's ranges after `change`, inside a transaction that already holds its row: `kept`
+   * (the row's ranges) changed, or for a row from before migration 12 the list made from its parts
+   * (whose change is then already in the table).
    */
-  private async rangesIn(trx: Transaction<Database>, id: string, change: (r: ByteRanges) => ByteRanges): Promise<ByteRanges> {
-    const row = await trx.selectFrom('uploads').select('ranges').where('id', '=', id).executeTakeFirst();
-    const kept = parseRanges(row?.ranges);
-    if (kept) return change(kept);
+  private async rangesIn(trx: Transaction<Database>, id: string, kept: string | null | undefined, change: (r: ByteRanges) => ByteRanges): Promise<ByteRanges> {
+    const ranges = parseRanges(kept);
+    if (ranges) return change(ranges);
     return rangesOf(await trx.selectFrom('upload_parts').select(['start', 'size']).where('upload_id', '=', id).execute());
   }
 
@@ -81,31 +86,30 @@ export class UploadsRepo {
     opts: { offset?: number; forget?: boolean; exclusive?: boolean },
     isDead: (c: UploadClaimRow) => boolean,
   ): Promise<'ok' | 'busy' | 'closed'> {
+    const q = this.q;
+    const wanted = new Set(starts);
+    // Rows starting between the first and the last start, kept when theirs is one of them: one
+    // prepared statement for any number of starts.
+    const lo = Math.min(...starts);
+    const hi = Math.max(...starts);
+    const atStarts = <T extends { start: number }>(rows: T[]) => rows.filter((r) => wanted.has(Number(r.start)));
     return this.h.db.transaction().execute(async (trx) => {
-      let q = trx.updateTable('uploads').set({ updated_at: claim.beat }).where('id', '=', id).where('state', '=', 'receiving');
-      if (opts.offset !== undefined) q = q.where('received', '=', opts.offset);
-      if (Number((await q.executeTakeFirst()).numUpdatedRows) === 0) return 'closed';
-      let held = trx.selectFrom('upload_claims').selectAll().where('upload_id', '=', id);
-      if (!opts.exclusive) held = held.where('start', 'in', starts);
-      for (const c of await held.execute()) {
+      const touched = opts.offset === undefined ? await q.touch(trx, { id, now: claim.beat }) : await q.touchAt(trx, { id, now: claim.beat, offset: opts.offset });
+      if (!affected(touched)) return 'closed';
+      const held = opts.exclusive ? (await q.claims(trx, { id })).rows : atStarts((await q.claimsBetween(trx, { id, lo, hi })).rows);
+      for (const c of held) {
         if (!isDead(c)) return 'busy';
-        await trx.deleteFrom('upload_claims').where('token', '=', c.token).execute();
+        await q.dropClaim(trx, { token: c.token });
       }
-      await trx
-        .insertInto('upload_claims')
-        .values(starts.map((start) => ({ ...claim, upload_id: id, start })))
-        .execute();
+      for (const start of starts) await q.addClaim(trx, { ...claim, upload_id: id, start });
       if (opts.forget) {
-        const held = await trx.selectFrom('upload_parts').select(['start', 'size']).where('upload_id', '=', id).where('start', 'in', starts).execute();
-        const bytes = held.reduce((n, p) => n + Number(p.size), 0);
+        const parts = atStarts((await q.partsBetween(trx, { id, lo, hi })).rows);
+        const bytes = parts.reduce((n, p) => n + Number(p.size), 0);
         if (bytes > 0) {
-          await trx.deleteFrom('upload_parts').where('upload_id', '=', id).where('start', 'in', starts).execute();
-          const ranges = await this.rangesIn(trx, id, (r) => held.reduce((acc, p) => removeRange(acc, Number(p.start), Number(p.start) + Number(p.size)), r));
-          await trx
-            .updateTable('uploads')
-            .set((eb) => ({ received: eb('received', '-', bytes), ranges: JSON.stringify(ranges) }))
-            .where('id', '=', id)
-            .execute();
+          for (const p of parts) await q.dropPart(trx, { id, start: Number(p.start) });
+          const row = (await q.row(trx, { id })).rows[0];
+          const ranges = await this.rangesIn(trx, id, row?.ranges, (r) => parts.reduce((acc, p) => removeRange(acc, Number(p.start), Number(p.start) + Number(p.size)), r));
+          await q.forgetBytes(trx, { id, bytes, ranges: JSON.stringify(ranges) });
         }
       }
       return 'ok';
@@ -114,43 +118,42 @@ export class UploadsRepo {
 
   /** A sign of life of a claim's request. */
   async beat(token: string, now: number): Promise<void> {
-    await this.h.db.updateTable('upload_claims').set({ beat: now }).where('token', '=', token).execute();
+    await this.q.beat(this.h.db, { token, now });
   }
 
   async release(token: string): Promise<void> {
-    await this.h.db.deleteFrom('upload_claims').where('token', '=', token).execute();
+    await this.q.dropClaim(this.h.db, { token });
   }
 
   /**
-   * Records parts written under a claim and releases it; false when the upload is no longer
-   * receiving or the claim was taken away. The claim forgot whatever was recorded at these starts,
-   * and no other request records there while it is held, so the parts add to `received`.
+   * Records parts written under a claim and releases it; the upload's row as it is then, or
+   * undefined when the upload is no longer receiving or the claim was taken away. The claim forgot
+   * whatever was recorded at these starts, and no other request records there while it is held,
+   * so the parts add to `received`.
    */
-  async record(id: string, token: string, parts: UploadPartRow[], now: number): Promise<boolean> {
+  async record(id: string, token: string, parts: UploadPartRow[], now: number): Promise<UploadRow | undefined> {
+    const q = this.q;
     const bytes = parts.reduce((n, p) => n + p.size, 0);
     class Lost extends Error {}
     try {
       return await this.h.db.transaction().execute(async (trx) => {
         // The upload's row first, as every claimer does (one lock order: no deadlock on MySQL).
-        const touched = await trx
-          .updateTable('uploads')
-          .set((eb) => ({ updated_at: now, received: eb('received', '+', bytes) }))
-          .where('id', '=', id)
-          .where('state', '=', 'receiving')
-          .executeTakeFirst();
-        const mine = await trx.deleteFrom('upload_claims').where('token', '=', token).executeTakeFirst();
-        if (Number(touched.numUpdatedRows) === 0) return false;
+        const touched = await q.addReceived(trx, { id, now, bytes });
+        const mine = await q.dropClaim(trx, { token });
+        if (!affected(touched)) return undefined;
         // The claim was taken away: the bytes added above are rolled back.
-        if (Number(mine.numDeletedRows) === 0) throw new Lost();
+        if (!affected(mine)) throw new Lost();
+        const row = (await q.row(trx, { id })).rows[0]!;
         if (parts.length) {
-          await trx.insertInto('upload_parts').values(parts).execute();
-          const ranges = await this.rangesIn(trx, id, (r) => parts.reduce((acc, p) => addRange(acc, p.start, p.start + p.size), r));
-          await trx.updateTable('uploads').set({ ranges: JSON.stringify(ranges) }).where('id', '=', id).execute();
+          for (const p of parts) await q.addPart(trx, p);
+          const ranges = await this.rangesIn(trx, id, row.ranges, (r) => parts.reduce((acc, p) => addRange(acc, p.start, p.start + p.size), r));
+          row.ranges = JSON.stringify(ranges);
+          await q.setRanges(trx, { id, ranges: row.ranges });
         }
-        return true;
+        return row;
       });
     } catch (err) {
-      if (err instanceof Lost) return false;
+      if (err instanceof Lost) return undefined;
       throw err;
     }
   }
@@ -219,4 +222,44 @@ export class UploadsRepo {
       await trx.deleteFrom('uploads').where('id', '=', id).execute();
     });
   }
+}
+
+const affected = (r: { numAffectedRows?: bigint }) => Number(r.numAffectedRows ?? 0) > 0;
+
+/** The statements of a chunk's way through (byId, claim, record), prepared once per database. */
+function chunkQueries(db: Db) {
+  const p = <A extends Record<string, unknown>, R>(build: (db: Db, a: A) => Compilable<R>) => prepare(db, build);
+  return {
+    row: p((db, a: { id: string }) => db.selectFrom('uploads').selectAll().where('id', '=', a.id)),
+    touch: p((db, a: { id: string; now: number }) => db.updateTable('uploads').set({ updated_at: a.now }).where('id', '=', a.id).where('state', '=', 'receiving')),
+    touchAt: p((db, a: { id: string; now: number; offset: number }) =>
+      db.updateTable('uploads').set({ updated_at: a.now }).where('id', '=', a.id).where('state', '=', 'receiving').where('received', '=', a.offset),
+    ),
+    addReceived: p((db, a: { id: string; now: number; bytes: number }) =>
+      db
+        .updateTable('uploads')
+        .set((eb) => ({ updated_at: a.now, received: eb('received', '+', a.bytes) }))
+        .where('id', '=', a.id)
+        .where('state', '=', 'receiving'),
+    ),
+    forgetBytes: p((db, a: { id: string; bytes: number; ranges: string }) =>
+      db
+        .updateTable('uploads')
+        .set((eb) => ({ received: eb('received', '-', a.bytes), ranges: a.ranges }))
+        .where('id', '=', a.id),
+    ),
+    setRanges: p((db, a: { id: string; ranges: string }) => db.updateTable('uploads').set({ ranges: a.ranges }).where('id', '=', a.id)),
+    claims: p((db, a: { id: string }) => db.selectFrom('upload_claims').selectAll().where('upload_id', '=', a.id)),
+    claimsBetween: p((db, a: { id: string; lo: number; hi: number }) =>
+      db.selectFrom('upload_claims').selectAll().where('upload_id', '=', a.id).where('start', '>=', a.lo).where('start', '<=', a.hi),
+    ),
+    addClaim: p((db, a: UploadClaimRow) => db.insertInto('upload_claims').values({ upload_id: a.upload_id, start: a.start, token: a.token, owner: a.owner, beat: a.beat })),
+    dropClaim: p((db, a: { token: string }) => db.deleteFrom('upload_claims').where('token', '=', a.token)),
+    beat: p((db, a: { token: string; now: number }) => db.updateTable('upload_claims').set({ beat: a.now }).where('token', '=', a.token)),
+    partsBetween: p((db, a: { id: string; lo: number; hi: number }) =>
+      db.selectFrom('upload_parts').select(['start', 'size']).where('upload_id', '=', a.id).where('start', '>=', a.lo).where('start', '<=', a.hi),
+    ),
+    dropPart: p((db, a: { id: string; start: number }) => db.deleteFrom('upload_parts').where('upload_id', '=', a.id).where('start', '=', a.start)),
+    addPart: p((db, a: UploadPartRow) => db.insertInto('upload_parts').values({ upload_id: a.upload_id, start: a.start, size: a.size, file: a.file })),
+  };
 }

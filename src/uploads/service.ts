@@ -269,7 +269,7 @@ export class Uploads {
     const s3 = optionsOf(row).s3;
     const toS3 = s3 !== undefined && s3.partSize === row.chunk_size;
     if (toS3) closeAhead(ahead);
-    await this.locks.run(`${row.id}:${start}`, async () => {
+    const recorded = await this.locks.run(`${row.id}:${start}`, async () => {
       // The staging file is opened while the claim is decided (or was, with the request's
       // checks): both stand before the first byte.
       const file = toS3 ? undefined : ahead ? ahead.then((fh) => fh ?? this.staging.open(row.id)) : this.staging.open(row.id);
@@ -304,10 +304,11 @@ export class Uploads {
         throw new BadRequest(`the chunk was not received whole: ${(err as Error).message}`);
       }
       c.stop!();
-      if (!(await this.repo.record(row.id, c.token!, [{ upload_id: row.id, start, size: expected, file: where }], Date.now()))) await this.refused(row, 'closed', `chunk ${index}`);
+      return (await this.repo.record(row.id, c.token!, [{ upload_id: row.id, start, size: expected, file: where }], Date.now())) ?? (await this.refused(row, 'closed', `chunk ${index}`));
     });
-    if (s3 && s3.partSize !== row.chunk_size) await this.sendGroupQuietly(row, s3, Math.floor(start / s3.partSize));
-    return (await this.repo.byId(row.id))!;
+    // Sending a part group to S3 changes where parts are, not the upload's row.
+    if (s3 && s3.partSize !== row.chunk_size) await this.sendGroupQuietly(recorded, s3, Math.floor(start / s3.partSize));
+    return recorded;
   }
 
   /**
@@ -339,12 +340,12 @@ export class Uploads {
       parts.push({ upload_id: row.id, start: at, size: next - at, file: '' });
       at = next;
     }
-    if (!(await this.repo.record(row.id, c.token, parts, Date.now()))) await this.refused(row, 'closed', 'the upload');
+    const recorded = (await this.repo.record(row.id, c.token, parts, Date.now())) ?? (await this.refused(row, 'closed', 'the upload'));
     if (s3) {
       const whole = Math.floor((offset + written.bytes) / s3.partSize);
-      for (let g = Math.floor(offset / s3.partSize); g < whole; g++) await this.sendGroupQuietly(row, s3, g);
+      for (let g = Math.floor(offset / s3.partSize); g < whole; g++) await this.sendGroupQuietly(recorded, s3, g);
     }
-    return (await this.repo.byId(row.id))!;
+    return recorded;
   }
 
   /** The byte range of part group `g`. */
