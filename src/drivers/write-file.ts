@@ -10,6 +10,11 @@ const HASHES = ['md5', 'sha1', 'sha256'] as const;
 
 /** Bytes of an upload gathered before they go to disk in one writev (not one write per 64 KiB socket chunk). */
 const WRITE_BUFFER = 1 << 20;
+/**
+ * The batch within the body's last WRITE_BUFFER bytes, when its size is known: what is still to
+ * be written once the last byte arrived (the answer waits for it) is at most this much.
+ */
+const TAIL_BUFFER = 1 << 18;
 
 /** Counts bytes, enforces the declared size and computes the declared hashes. */
 class UploadCheck {
@@ -78,7 +83,7 @@ export async function writeUploadTo(file: string, up: UploadStream): Promise<num
   try {
     if (up.signal?.aborted) throw abortError(up.signal);
     fh = await open(file, 'wx');
-    await writeBody(fh, up.stream, { take: (chunk) => check.add(chunk), end: () => check.finish(), signal: up.signal });
+    await writeBody(fh, up.stream, { size: up.size >= 0 ? up.size : undefined, take: (chunk) => check.add(chunk), end: () => check.finish(), signal: up.signal });
     return check.bytes;
   } catch (err) {
     // Cut when the file could not be opened, as writeBody cuts it when the write fails.
@@ -94,6 +99,8 @@ export async function writeUploadTo(file: string, up: UploadStream): Promise<num
 export interface BodyWrite {
   /** Where the first byte goes (a positional write, the file position untouched); the file position when absent. */
   position?: number;
+  /** The bytes the body should hold, when known: its last MiB is written in smaller batches (TAIL_BUFFER). */
+  size?: number;
   /** Sees each chunk before it is written; an error stops the write with it. */
   take?(chunk: Buffer): Error | undefined;
   /** At the end of the body, before its last bytes are written: an error stops the write with it. */
@@ -105,7 +112,8 @@ export interface BodyWrite {
 
 /**
  * Writes a request body into an open file. The body's chunks are gathered into writes of about
- * 1 MiB (one writev, not one write per 64 KiB socket chunk), issued straight on the file handle
+ * 1 MiB (one writev, not one write per 64 KiB socket chunk; of 256 KiB in the last MiB of a body
+ * of known size, so that little is left to write after its last byte), issued straight on the file handle
  * with one in flight while the next batch is gathered (no Transform or write stream in between,
  * so nothing per chunk but `take`), and the chunks already written are collected early
  * (util/young-gc.ts): memory stays flat. On failure (the body cut, `take` or `end` refusing, a
@@ -125,6 +133,9 @@ export async function writeBody(fh: FileHandle, stream: Readable, opts: BodyWrit
   let writing: Promise<void> | undefined;
   let batch: Buffer[] = [];
   let batched = 0;
+  let seen = 0;
+  // Past this many bytes, batches are TAIL_BUFFER (never, when the size is not known).
+  const tailFrom = opts.size === undefined ? Infinity : Math.max(0, opts.size - WRITE_BUFFER);
   /**
    * Writes the batch once the write in flight is done; the `last` one, with positional writes,
    * alongside it (at its own offset). Its bytes count as written once those before them are.
@@ -152,7 +163,8 @@ export async function writeBody(fh: FileHandle, stream: Readable, opts: BodyWrit
       bodyBytesReceived(chunk.length);
       batch.push(chunk);
       batched += chunk.length;
-      if (batched >= WRITE_BUFFER) await flush();
+      seen += chunk.length;
+      if (batched >= (seen > tailFrom ? TAIL_BUFFER : WRITE_BUFFER)) await flush();
     }
     const err = opts.end?.();
     if (err) throw err;

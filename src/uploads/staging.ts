@@ -110,6 +110,7 @@ export class Staging {
       fh = await (opts.file ?? this.open(id));
       await writeBody(fh, body, {
         position,
+        size: opts.exact ? limit : undefined,
         progress,
         take: (chunk) => {
           bytes += chunk.length;

@@ -5,7 +5,8 @@ import path from 'node:path';
 import vm from 'node:vm';
 import { PassThrough, Readable } from 'node:stream';
 import { afterAll, describe, expect, it } from 'vitest';
-import { writeUploadTo } from '../../src/drivers/write-file.js';
+import type { FileHandle } from 'node:fs/promises';
+import { writeBody, writeUploadTo } from '../../src/drivers/write-file.js';
 import { UploadIntegrityError } from '../../src/drivers/types.js';
 import { bodyBytesReceived, YOUNG_GC_EVERY } from '../../src/util/young-gc.js';
 
@@ -69,6 +70,49 @@ describe('writeUploadTo', () => {
     body.write(randomBytes(1000));
     body.destroy(Object.assign(new Error('aborted'), { code: 'ECONNRESET' }));
     await expect(done).rejects.toMatchObject({ code: 'ECONNRESET' });
+  });
+});
+
+/** A file handle that keeps what writeBody writes: each writev's size and position, and the bytes. */
+function recordingHandle(size: number) {
+  const bytes = Buffer.alloc(size);
+  const writes: Array<{ position: number; length: number }> = [];
+  const fh = {
+    async writev(buffers: Buffer[], position: number) {
+      let at = position;
+      for (const b of buffers) at += b.copy(bytes, at);
+      writes.push({ position, length: at - position });
+      return { bytesWritten: at - position, buffers };
+    },
+  };
+  return { fh: fh as unknown as FileHandle, bytes, writes };
+}
+
+describe('writeBody batches', () => {
+  const MiB = 1024 * 1024;
+  it('writes 1 MiB batches, and the last MiB of a body of known size in batches of at most 256 KiB', async () => {
+    const data = randomBytes(3 * MiB + 100_000);
+    const { fh, bytes, writes } = recordingHandle(data.length);
+    expect(await writeBody(fh, chunks(data), { position: 0, size: data.length })).toBe(data.length);
+    expect(bytes.equals(data)).toBe(true);
+    const tailFrom = data.length - MiB;
+    const early = writes.filter((w) => w.position < tailFrom - MiB);
+    expect(early.length).toBeGreaterThan(0);
+    for (const w of early) expect(w.length).toBeGreaterThanOrEqual(MiB);
+    // What is left to write after the last byte arrived: one small batch.
+    const tail = writes.filter((w) => w.position >= tailFrom);
+    expect(tail.length).toBeGreaterThanOrEqual(4);
+    for (const w of tail) expect(w.length).toBeLessThanOrEqual(256 * 1024);
+    expect(writes.at(-1)!.position + writes.at(-1)!.length).toBe(data.length);
+  });
+
+  it('keeps 1 MiB batches to the end when the size is not known', async () => {
+    const data = randomBytes(3 * MiB + 100_000);
+    const { fh, bytes, writes } = recordingHandle(data.length);
+    expect(await writeBody(fh, chunks(data), { position: 0 })).toBe(data.length);
+    expect(bytes.equals(data)).toBe(true);
+    expect(writes.slice(0, -1).every((w) => w.length >= MiB)).toBe(true);
+    expect(writes.length).toBe(4);
   });
 });
 
