@@ -113,6 +113,10 @@ export async function splitChunks(file: string, chunkSize: number, dir: string):
     .map((n) => path.join(dir, n));
 }
 
+/** The line curl writes after each chunk's answer (`-w`): the status and the bytes sent. */
+const ANSWER_MARK = '@@chunk-answer';
+const ANSWER_LINE = new RegExp(`\\n${ANSWER_MARK} (\\d{3}) (\\d+)\\n`);
+
 /**
  * Uploads the chunk files (the chunks of a `size`-byte file, in order) to `virtualPath`: init,
  * every chunk from one curl process on one keep-alive connection, complete; returns the seconds
@@ -131,26 +135,27 @@ export async function curlChunkedUpload(
   const init = await initUpload(base, token, virtualPath, size, chunkSize, opts.signal);
   const id = init.upload_id as string;
   if (init.total_chunks !== chunks.length) throw new Error(`multipart/init answered ${init.total_chunks} chunks, the client has ${chunks.length}`);
-  // Each answer goes to a file of its own beside its chunk (the process output keeps only its end).
-  const answerOf = (i: number) => `${chunks[i]}.answer.json`;
+  // The answers go to curl's output, each followed by a line of its own with its status and the
+  // bytes sent (as a browser keeps an answer in memory: no file per chunk on the client's side).
   const args: string[] = [];
   chunks.forEach((file, i) => {
     if (i > 0) args.push('--next');
-    args.push('-sS', '--max-time', String(opts.timeoutS), '-T', file, '-o', answerOf(i), '-w', 'chunk-answer %{http_code} %{size_upload}\\n');
+    args.push('-sS', '--max-time', String(opts.timeoutS), '-T', file, '-w', `\n${ANSWER_MARK} %{http_code} %{size_upload}\n`);
     if (opts.limitRate) args.push('--limit-rate', opts.limitRate);
     args.push('-H', `Authorization: ${token}`, '-H', `X-Upload-Id: ${id}`, '-H', `X-Chunk-Index: ${i}`, `${base}/api/fs/multipart/chunk`);
   });
-  // curl's report lines go to a file: the process output kept in memory is only its last 16 KiB.
+  // curl's output goes to a file: the process output kept in memory is only its last 16 KiB.
   const report = `${chunks[0]}.report`;
   const r = await runCommand('curl chunks', 'bash', ['-c', 'exec curl "$@" > "$0"', report, ...args], { timeoutMs: opts.timeoutS * 1000, signal: opts.signal });
   const out = await readFile(report, 'utf8').catch(() => '');
   await rm(report, { force: true });
-  const answers = [...out.matchAll(/chunk-answer (\d{3}) (\d+)/g)];
-  if (r.code !== 0 || answers.length !== chunks.length) throw new Error(`curl (${chunks.length} chunks) exited ${r.code} after ${answers.length} answers: ${r.output.trim().slice(-300)}`);
+  // [answer, status, bytes, answer, status, bytes, …, rest]
+  const parts = out.split(ANSWER_LINE);
+  const answers = (parts.length - 1) / 3;
+  if (r.code !== 0 || answers !== chunks.length) throw new Error(`curl (${chunks.length} chunks) exited ${r.code} after ${answers} answers: ${r.output.trim().slice(-300)}`);
   let sent = 0;
-  for (const [i, [, status, bytes]] of answers.entries()) {
-    const body = await readFile(answerOf(i), 'utf8').catch(() => '');
-    await rm(answerOf(i), { force: true });
+  for (let i = 0; i < answers; i++) {
+    const [body, status, bytes] = parts.slice(i * 3, i * 3 + 3) as [string, string, string];
     let code: unknown;
     try {
       code = JSON.parse(body).code;
