@@ -97,16 +97,21 @@ export async function buildApp(core: Core, opts: AppOptions = {}): Promise<Fasti
   });
   app.addContentTypeParser('*', (_req, _payload, done) => done(null, undefined));
 
-  app.addHook('onRequest', async (req, reply) => {
+  // Hooks every request runs take a callback rather than return a promise: one promise and one
+  // microtask less each, on every request (a resumable upload sends one per chunk).
+  app.addHook('onRequest', (req, reply, done) => {
     reply.header('X-Request-Id', req.id);
+    done();
   });
-  app.addHook('preValidation', async (req) => {
+  app.addHook('preValidation', (req, _reply, done) => {
     if (req.body !== null && typeof req.body === 'object' && nestedDeeper(req.body, MAX_JSON_DEPTH)) {
-      throw new BadRequest(`the JSON body is nested deeper than ${MAX_JSON_DEPTH} levels`);
+      return done(new BadRequest(`the JSON body is nested deeper than ${MAX_JSON_DEPTH} levels`));
     }
+    done();
   });
-  app.addHook('onResponse', async (req, reply) => {
+  app.addHook('onResponse', (req, reply, done) => {
     req.log.info({ method: req.method, url: req.url, status: reply.statusCode, ms: Math.round(reply.elapsedTime), ip: req.ip }, 'request');
+    done();
   });
 
   instrumentRequests(app, core);

@@ -14,11 +14,11 @@ export function registerCors(app: FastifyInstance, cors: Config['cors'], prefixe
   const methods = cors.allow_methods.includes('*') ? ALL_METHODS : cors.allow_methods.join(',');
   const applies = (url: string) => prefixes.some((p) => url === p || url.startsWith(`${p}/`) || url.startsWith(`${p}?`));
 
-  app.addHook('onRequest', async (req, reply) => {
-    if (!applies(req.url)) return;
+  app.addHook('onRequest', (req, reply, done) => {
+    if (!applies(req.url)) return done();
     const origin = req.headers.origin;
-    if (!origin) return;
-    if (!anyOrigin && !cors.allow_origins.includes(origin)) return;
+    if (!origin) return done();
+    if (!anyOrigin && !cors.allow_origins.includes(origin)) return done();
     reply.header('Access-Control-Allow-Origin', anyOrigin ? '*' : origin);
     if (!anyOrigin) reply.header('Vary', 'Origin');
     reply.header('Access-Control-Expose-Headers', ['Content-Length', 'Content-Range', 'Content-Disposition', 'ETag', ...TUS_EXPOSED].join(', '));
@@ -28,7 +28,10 @@ export function registerCors(app: FastifyInstance, cors: Config['cors'], prefixe
       reply.header('Access-Control-Allow-Methods', methods);
       reply.header('Access-Control-Allow-Headers', headers);
       reply.header('Access-Control-Max-Age', '86400');
-      return reply.code(204).send();
+      // Answered here: the request goes no further (done is not called).
+      reply.code(204).send();
+      return;
     }
+    done();
   });
 }

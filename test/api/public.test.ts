@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { MAX_JSON_DEPTH } from '../../src/server/app.js';
 import { builtinSettings, FLAG } from '../../src/settings/defaults.js';
 import { BACKENDS } from '../helpers/backends.js';
 import { startServer, type TestServer } from '../helpers/server.js';
@@ -51,6 +52,21 @@ describe.each(BACKENDS)('public routes and the envelope on $name', (backend) => 
     // an unknown-route message carrying an IPv4 address is masked
     const masked = await s.inject({ method: 'GET', url: '/api/10.1.2.3' });
     expect(masked.json().message).toBe('route GET /api/******** not found');
+  });
+
+  it('every answer carries X-Request-Id; a JSON body nested deeper than the bound is a 400 envelope, not parsed further', async () => {
+    const a = await s.inject({ method: 'GET', url: '/api/public/settings' });
+    const b = await s.inject({ method: 'GET', url: '/api/public/settings' });
+    expect(a.headers['x-request-id']).toMatch(/^[0-9a-f]{16}$/);
+    expect(b.headers['x-request-id']).not.toBe(a.headers['x-request-id']);
+    const token = await s.login();
+    const nested = (depth: number) => '{"path":"/","x":' + '['.repeat(depth) + ']'.repeat(depth) + '}';
+    const deep = await s.inject({ method: 'POST', url: '/api/fs/list', headers: { authorization: token, 'content-type': 'application/json' }, payload: nested(MAX_JSON_DEPTH + 1) });
+    expect(deep.statusCode).toBe(200);
+    expect(deep.json()).toMatchObject({ code: 400, message: `the JSON body is nested deeper than ${MAX_JSON_DEPTH} levels` });
+    expect(deep.headers['x-request-id']).toMatch(/^[0-9a-f]{16}$/);
+    const fine = await s.inject({ method: 'POST', url: '/api/fs/list', headers: { authorization: token, 'content-type': 'application/json' }, payload: nested(MAX_JSON_DEPTH - 2) });
+    expect(fine.json().code).toBe(200);
   });
 
   it('CORS follows the config: allowed origin echoed, preflight answered, others get nothing', async () => {

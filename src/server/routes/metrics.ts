@@ -28,14 +28,14 @@ function authorized(req: FastifyRequest, token: string): boolean {
 export function instrumentRequests(app: FastifyInstance, core: Core): void {
   const codes = new WeakMap<FastifyRequest, number>();
   const counted = new WeakMap<object, Counted>();
-  app.addHook('onSend', async (req, _reply, payload) => {
+  app.addHook('onSend', (req, _reply, payload, done) => {
     if (typeof payload === 'string') {
       const m = ENVELOPE_CODE.exec(payload);
       if (m) codes.set(req, Number(m[1]));
     }
-    return payload;
+    done(null, payload);
   });
-  app.addHook('onResponse', async (req, reply) => {
+  app.addHook('onResponse', (req, reply, done) => {
     const socket = req.raw.socket;
     let bytesIn = 0;
     let bytesOut = 0;
@@ -54,6 +54,7 @@ export function instrumentRequests(app: FastifyInstance, core: Core): void {
       bytesIn,
       bytesOut,
     });
+    done();
   });
 }
 
