@@ -96,14 +96,14 @@ export class UploadsRepo {
     return this.h.db.transaction().execute(async (trx) => {
       const touched = opts.offset === undefined ? await q.touch(trx, { id, now: claim.beat }) : await q.touchAt(trx, { id, now: claim.beat, offset: opts.offset });
       if (!affected(touched)) return 'closed';
-      const held = opts.exclusive ? (await q.claims(trx, { id })).rows : atStarts((await q.claimsBetween(trx, { id, lo, hi })).rows);
+      const held = opts.exclusive ? (await q.claims(trx, { id })).rows : atStarts((await q.claimsFromTo(trx, { id, lo, hi })).rows);
       for (const c of held) {
         if (!isDead(c)) return 'busy';
         await q.dropClaim(trx, { token: c.token });
       }
       for (const start of starts) await q.addClaim(trx, { ...claim, upload_id: id, start });
       if (opts.forget) {
-        const parts = atStarts((await q.partsBetween(trx, { id, lo, hi })).rows);
+        const parts = atStarts((await q.partSizesFromTo(trx, { id, lo, hi })).rows);
         const bytes = parts.reduce((n, p) => n + Number(p.size), 0);
         if (bytes > 0) {
           for (const p of parts) await q.dropPart(trx, { id, start: Number(p.start) });
@@ -250,13 +250,14 @@ function chunkQueries(db: Db) {
     ),
     setRanges: p((db, a: { id: string; ranges: string }) => db.updateTable('uploads').set({ ranges: a.ranges }).where('id', '=', a.id)),
     claims: p((db, a: { id: string }) => db.selectFrom('upload_claims').selectAll().where('upload_id', '=', a.id)),
-    claimsBetween: p((db, a: { id: string; lo: number; hi: number }) =>
+    // The two FromTo queries take [lo, hi], both ends included (the repository's partsBetween takes [from, to)).
+    claimsFromTo: p((db, a: { id: string; lo: number; hi: number }) =>
       db.selectFrom('upload_claims').selectAll().where('upload_id', '=', a.id).where('start', '>=', a.lo).where('start', '<=', a.hi),
     ),
     addClaim: p((db, a: UploadClaimRow) => db.insertInto('upload_claims').values({ upload_id: a.upload_id, start: a.start, token: a.token, owner: a.owner, beat: a.beat })),
     dropClaim: p((db, a: { token: string }) => db.deleteFrom('upload_claims').where('token', '=', a.token)),
     beat: p((db, a: { token: string; now: number }) => db.updateTable('upload_claims').set({ beat: a.now }).where('token', '=', a.token)),
-    partsBetween: p((db, a: { id: string; lo: number; hi: number }) =>
+    partSizesFromTo: p((db, a: { id: string; lo: number; hi: number }) =>
       db.selectFrom('upload_parts').select(['start', 'size']).where('upload_id', '=', a.id).where('start', '>=', a.lo).where('start', '<=', a.hi),
     ),
     dropPart: p((db, a: { id: string; start: number }) => db.deleteFrom('upload_parts').where('upload_id', '=', a.id).where('start', '=', a.start)),
