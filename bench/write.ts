@@ -10,7 +10,9 @@
 //   - Atrium's peak RSS while it receives the single PUTs < 120 MB (issue 12: < 150 MB)
 //   - issue 21: 1 GiB in 16 MiB chunks (OpenList's multipart routes) ≥ 0.80× the single PUT of the
 //     same run (pairs of the two back to back, median of the pairs' ratios; chunks sent by curl),
-//     Atrium's peak RSS while it receives the chunked uploads < 150 MB
+//     Atrium's peak RSS while it receives the chunked uploads < 150 MB; the same chunk files are sent
+//     the same way, in pairs with a single PUT, to nginx and to a bare node:http server
+//     (lib/node-floor-server.ts) in the same repetitions: references for what the requests cost
 //   - POST /api/fs/copy of a folder of 10 000 small files (same Local storage): ≤ 1.5× `cp -r`
 //
 // Nothing is fsync'ed by default (Atrium does not, nor do nginx, rclone, cat or dd): every
@@ -39,10 +41,10 @@ import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { apiCall, curlUpload, request } from './lib/http.js';
-import { chunkedUpload, curlChunkedUpload, splitChunks } from './lib/chunked-upload.js';
+import { chunkedUpload, curlChunkedUpload, sendChunksWithCurl, splitChunks } from './lib/chunked-upload.js';
 import { countEntries, createBigFile, createSmallFiles, headTailDigest, warmPageCache } from './lib/files.js';
 import { groupCpuSeconds, makeTempDir, removeTempDir, rssOf, runCommand, sampleRss, sleep, timedBash } from './lib/proc.js';
-import { startAtrium, startNginxDav, startRcloneWebdav, versionOf, which, type Atrium, type Server } from './lib/servers.js';
+import { startAtrium, startNginxDav, startNodeFloor, startRcloneWebdav, versionOf, which, type Atrium, type Server } from './lib/servers.js';
 import { fmtBytes, fmtNum, GiB, median, MiB, nowMs } from './lib/stats.js';
 import { envInt } from './lib/params.js';
 import { errorText, machine, shortError } from './lib/report.js';
@@ -179,7 +181,7 @@ async function run(ctx: BenchContext, result: AreaResult): Promise<void> {
     const filesDir = path.join(dataDir, 'files');
     const srcDir = path.join(tmp, 'src');
     const copyTags = copyRunTags(P);
-    const dirs = ['up-atrium', 'up-nginx', 'up-rclone', 'up-raw', 'copy-src', ...copyTags.flatMap((t) => [`copy-dst/${t}`, `copy-cp/${t}`])];
+    const dirs = ['up-atrium', 'up-nginx', 'up-node', 'up-rclone', 'up-raw', 'copy-src', ...copyTags.flatMap((t) => [`copy-dst/${t}`, `copy-cp/${t}`])];
     for (const d of [filesDir, srcDir, ...dirs.map((n) => path.join(filesDir, n))]) mkdirSync(d, { recursive: true });
 
     // Fixtures: the source file (outside Atrium's root, same filesystem), the folder to copy.
@@ -241,7 +243,22 @@ const loadavg = () => os.loadavg().map((v) => v.toFixed(2)).join(' / ');
 // -----------------------------------------------------------------------------------------------
 // Upload
 
-type WriterName = 'atrium' | 'chunked' | 'nginx' | 'rclone' | 'cat' | 'dd';
+type WriterName = 'atrium' | 'chunked' | 'nginx' | 'nginx-chunked' | 'node' | 'node-chunked' | 'rclone' | 'cat' | 'dd';
+
+/**
+ * The chunked uploads measured in pairs with a single PUT into the same server: Atrium's (the
+ * target), and the same chunk files sent the same way to two references, nginx (a C server: what
+ * 64 requests on one connection cost on this machine) and a bare Node server (what any Node
+ * server pays per request; bench/lib/node-floor-server.ts).
+ */
+const PAIRS = [
+  { chunked: 'chunked', single: 'atrium' },
+  { chunked: 'nginx-chunked', single: 'nginx' },
+  { chunked: 'node-chunked', single: 'node' },
+] as const satisfies ReadonlyArray<{ chunked: WriterName; single: WriterName }>;
+const CHUNKED: ReadonlySet<WriterName> = new Set(PAIRS.map((p) => p.chunked));
+/** Writers timed only in pairs, not in the rotation of the peers. */
+const PAIRED_ONLY: ReadonlySet<WriterName> = new Set([...CHUNKED, 'node']);
 
 /** The chunk size of the chunked row (OpenList's multipart routes; BENCH_CHUNK_MIB, default 16). */
 const CHUNK = (envInt('BENCH_CHUNK_MIB') ?? 16) * MiB;
@@ -256,6 +273,11 @@ interface Writer {
   error?: string;
   /** Writes the source file to `dir/<file>`; returns the seconds of the write (checks the answer). */
   write?(file: string): Promise<number>;
+  /**
+   * Where the bytes of `write(file)` are on disk, in order, and the folder holding them (default
+   * the one file `dir/<file>`): checked (sizes, first and last MiB) and removed after each write.
+   */
+  written?(file: string): { files: string[]; folder: string };
 }
 
 interface RunFigures {
@@ -324,6 +346,24 @@ async function uploadBenchmarks(
         : undefined,
     },
     { name: 'nginx', how: 'WebDAV PUT (curl -T)', dir: dir('up-nginx'), error: env.have.nginx ? undefined : 'nginx is not installed (run bench/setup.sh)' },
+    {
+      name: 'nginx-chunked',
+      how: `the chunked row's ${CHUNK / MiB} MiB chunk files as WebDAV PUTs of their own (one curl, -T per chunk), reference`,
+      dir: dir('up-nginx'),
+      error: !env.have.nginx ? 'nginx is not installed (run bench/setup.sh)' : env.chunkFiles.length ? undefined : 'needs the curl chunk client (BENCH_CHUNK_CLIENT=curl)',
+      // nginx stores each chunk as a file of its own, in a folder named after the file.
+      written: (file) => {
+        const folder = path.join(dir('up-nginx'), `${file}.parts`);
+        return { files: env.chunkFiles.map((_, i) => path.join(folder, partName(i))), folder };
+      },
+    },
+    { name: 'node', how: 'bare node:http server, PUT (curl -T), reference', dir: dir('up-node') },
+    {
+      name: 'node-chunked',
+      how: `bare node:http server, the ${CHUNK / MiB} MiB chunk files as PUTs into one file at their offsets (one curl, -T per chunk), reference`,
+      dir: dir('up-node'),
+      error: env.chunkFiles.length ? undefined : 'needs the curl chunk client (BENCH_CHUNK_CLIENT=curl)',
+    },
     { name: 'rclone', how: 'rclone serve webdav, PUT (curl -T)', dir: dir('up-rclone'), error: env.have.rclone ? undefined : 'rclone is not installed (run bench/setup.sh)' },
     {
       name: 'cat',
@@ -355,6 +395,51 @@ async function uploadBenchmarks(
       } catch (err) {
         nginx.error = `start: ${errorText(err)}`;
       }
+    }
+    const nginxChunked = writer('nginx-chunked');
+    if (nginx.error) nginxChunked.error ??= `nginx: ${nginx.error}`;
+    if (!nginxChunked.error) {
+      const base = nginx.server!.base;
+      nginxChunked.server = nginx.server;
+      nginxChunked.write = async (file) => {
+        const t0 = nowMs();
+        const sent = await sendChunksWithCurl(
+          env.chunkFiles,
+          (i) => ({ url: `${base}/up-nginx/${encodeURIComponent(`${file}.parts`)}/${partName(i)}`, headers: {} }),
+          (status) => ([201, 204].includes(status) ? undefined : 'not 201 or 204'),
+          { timeoutS, signal, limitRate: P.uploadRate },
+        );
+        if (sent !== size) throw new Error(`curl sent ${sent} bytes, expected ${size}`);
+        return (nowMs() - t0) / 1000;
+      };
+    }
+    const node = writer('node');
+    const nodeChunked = writer('node-chunked');
+    try {
+      const server = await startNodeFloor(ctx.repoRoot, dir('up-node'), { signal });
+      node.server = server;
+      node.write = async (file) => {
+        const r = await curlUpload(`${server.base}/${encodeURIComponent(file)}`, srcFile, { timeoutS, signal, limitRate: P.uploadRate });
+        ensure2xx('node PUT', r, [200]);
+        return r.seconds;
+      };
+      if (!nodeChunked.error) {
+        nodeChunked.server = server;
+        nodeChunked.write = async (file) => {
+          const t0 = nowMs();
+          const sent = await sendChunksWithCurl(
+            env.chunkFiles,
+            (i) => ({ url: `${server.base}/${encodeURIComponent(file)}`, headers: { 'X-Chunk-Index': String(i), 'X-Chunk-Size': String(CHUNK) } }),
+            (status) => (status === 200 ? undefined : 'not 200'),
+            { timeoutS, signal, limitRate: P.uploadRate },
+          );
+          if (sent !== size) throw new Error(`curl sent ${sent} bytes, expected ${size}`);
+          return (nowMs() - t0) / 1000;
+        };
+      }
+    } catch (err) {
+      node.error = `start: ${errorText(err)}`;
+      nodeChunked.error ??= node.error;
     }
     const rclone = writer('rclone');
     if (!rclone.error) {
@@ -408,15 +493,12 @@ async function uploadBenchmarks(
         }
       }
       const cpu1 = pgid ? await groupCpuSeconds(pgid) : undefined;
+      const { files, folder } = w.written?.(file) ?? { files: [dst], folder: undefined };
       try {
-        const got = await headTailDigest(dst);
-        if (got.size !== size) throw new Error(`${dst}: ${got.size} bytes on disk, expected ${size}`);
-        if (got.head !== expect.head || got.tail !== expect.tail) throw new Error(`${dst}: the first or last MiB differs from the source`);
-      } catch (err) {
-        if ((err as NodeJS.ErrnoException).code === 'ENOENT') throw new Error(`the write answered success but ${dst} does not exist`);
-        throw err;
+        await checkWritten(files, size, expect);
       } finally {
-        await fs.rm(dst, { force: true });
+        if (folder) await fs.rm(folder, { recursive: true, force: true });
+        else for (const f of files) await fs.rm(f, { force: true });
         await syncAll();
       }
       return { seconds, mbps: size / 1e6 / seconds, serverCpuS: cpu0 !== undefined && cpu1 !== undefined ? cpu1 - cpu0 : undefined };
@@ -457,7 +539,7 @@ async function uploadBenchmarks(
     // measured apart, in pairs with a single PUT (below).
     const runs: Record<string, RunFigures[]> = {};
     const failures: Record<string, string> = {};
-    const live = writers.filter((w) => !w.error && w.name !== 'chunked');
+    const live = writers.filter((w) => !w.error && !PAIRED_ONLY.has(w.name));
     for (let rep = 0; rep < P.uploadReps; rep++) {
       for (let j = 0; j < live.length; j++) {
         signal.throwIfAborted();
@@ -475,51 +557,60 @@ async function uploadBenchmarks(
       }
     }
 
-    // The chunked row compares two ways into the same server: each repetition is a pair, the
-    // chunked upload and a single PUT back to back (which goes first alternates), so both see the
-    // same state of the machine; between the peers' writes (rclone's 5 CPU seconds, each write's
-    // gigabyte of page cache) the state moved enough to swing one upload's server CPU by 1 s.
-    const pairs: Array<{ chunked: RunFigures; single: RunFigures }> = [];
-    const chunkedWriter = writer('chunked');
-    if (!chunkedWriter.error && !writer('atrium').error && !failures.atrium) {
-      // Both ways are measured warm. Before the pairs the single PUT's way through the server has
-      // run 2 + BENCH_REPS uploads (its first write, the visibility check, the rotation), the
-      // chunked one only its first write: 64 requests, too few for V8 to have compiled the code
-      // each request runs (the first pair's chunked upload took 0.73–0.76 server CPU s, the
-      // later ones 0.56–0.62). The chunked upload first runs as many uploads, untimed.
+    // A chunked upload is compared with a single PUT into the same server: each repetition is a
+    // pair, the two back to back (which goes first alternates), so both see the same state of the
+    // machine; between the peers' writes (rclone's 5 CPU seconds, each write's gigabyte of page
+    // cache) the state moved enough to swing one upload's server CPU by 1 s. Atrium's pair is the
+    // target; nginx's and the bare Node server's, run in the same repetitions, are references.
+    type Pair = { chunked: RunFigures; single: RunFigures };
+    const pairs: Partial<Record<WriterName, Pair[]>> = {};
+    const pairable = PAIRS.filter((p) => {
+      const why = writer(p.chunked).error ?? failures[p.single] ?? (writer(p.single).error && `${p.single}: ${writer(p.single).error}`);
+      if (why) failures[p.chunked] ??= why;
+      return !why;
+    });
+    // Both ways are measured warm. Before the pairs Atrium's single PUT has run 2 + BENCH_REPS
+    // uploads (its first write, the visibility check, the rotation), the chunked one only its
+    // first write: 64 requests, too few for V8 to have compiled the code each request runs (the
+    // first pair's chunked upload took 0.73–0.76 server CPU s, the later ones 0.56–0.62). The
+    // chunked uploads into a Node server first run as many uploads, untimed (nginx compiles nothing).
+    for (const p of pairable) {
+      if (p.chunked === 'nginx-chunked') continue;
       try {
-        for (let i = 0; i < P.uploadReps + 1; i++) await once(chunkedWriter, `warmup${i + 2}`);
-        ctx.log(`chunked: ${P.uploadReps + 1} more untimed uploads before the pairs (warm, as the single PUT is)`);
+        for (let i = 0; i < P.uploadReps + 1; i++) await once(writer(p.chunked), `warmup${i + 2}`);
+        ctx.log(`${p.chunked}: ${P.uploadReps + 1} more untimed uploads before the pairs (warm, as the single PUT is)`);
       } catch (err) {
         signal.throwIfAborted();
-        failures.chunked = `untimed upload before the pairs: ${errorText(err)}`;
-        result.errors.push({ benchmark: 'upload (chunked pairs)', subject: 'chunked', message: failures.chunked });
+        failures[p.chunked] = `untimed upload before the pairs: ${errorText(err)}`;
+        result.errors.push({ benchmark: 'upload (chunked pairs)', subject: p.chunked, message: failures[p.chunked]! });
       }
     }
-    if (!chunkedWriter.error && !writer('atrium').error && !failures.atrium && !failures.chunked) {
-      for (let rep = 0; rep < P.uploadReps; rep++) {
+    for (let rep = 0; rep < P.uploadReps; rep++) {
+      for (const p of pairable) {
         signal.throwIfAborted();
-        const order = rep % 2 === 0 ? (['chunked', 'atrium'] as const) : (['atrium', 'chunked'] as const);
-        const got: Partial<Record<'chunked' | 'atrium', RunFigures>> = {};
+        if (failures[p.chunked]) continue;
+        const order = rep % 2 === 0 ? [p.chunked, p.single] : [p.single, p.chunked];
+        const got: Partial<Record<WriterName, RunFigures>> = {};
         try {
           for (const name of order) got[name] = await once(writer(name), `pair${rep + 1}`);
         } catch (err) {
           signal.throwIfAborted();
-          failures.chunked = errorText(err);
-          result.errors.push({ benchmark: 'upload (chunked pairs)', subject: 'chunked', message: failures.chunked });
-          break;
+          failures[p.chunked] = errorText(err);
+          result.errors.push({ benchmark: 'upload (chunked pairs)', subject: p.chunked, message: failures[p.chunked]! });
+          continue;
         }
-        const pair = { chunked: got.chunked!, single: got.atrium! };
-        pairs.push(pair);
-        (runs.chunked ??= []).push(pair.chunked);
+        const pair = { chunked: got[p.chunked]!, single: got[p.single]! };
+        (pairs[p.chunked] ??= []).push(pair);
+        (runs[p.chunked] ??= []).push(pair.chunked);
+        // A single PUT timed only in pairs has no rotation of its own.
+        if (PAIRED_ONLY.has(p.single)) (runs[p.single] ??= []).push(pair.single);
         ctx.log(
-          `pair ${rep + 1}: chunked ${pair.chunked.mbps.toFixed(0)} MB/s (server CPU ${pair.chunked.serverCpuS?.toFixed(2) ?? '?'} s), single PUT ${pair.single.mbps.toFixed(0)} MB/s (${pair.single.serverCpuS?.toFixed(2) ?? '?'} s): ${(pair.chunked.mbps / pair.single.mbps).toFixed(2)}×`,
+          `${p.chunked} pair ${rep + 1}: chunked ${pair.chunked.mbps.toFixed(0)} MB/s (server CPU ${pair.chunked.serverCpuS?.toFixed(2) ?? '?'} s), single PUT ${pair.single.mbps.toFixed(0)} MB/s (${pair.single.serverCpuS?.toFixed(2) ?? '?'} s): ${(pair.chunked.mbps / pair.single.mbps).toFixed(2)}×`,
         );
       }
-    } else {
-      failures.chunked ??= chunkedWriter.error ?? `atrium: ${failures.atrium ?? writer('atrium').error}`;
     }
-    result.raw.chunked_pairs = pairs;
+    result.raw.chunked_pairs = pairs.chunked ?? [];
+    result.raw.reference_chunked_pairs = { nginx: pairs['nginx-chunked'] ?? [], node: pairs['node-chunked'] ?? [] };
 
     // Atrium's temp folder must be empty once every upload has answered.
     let tmpLeft: string | undefined;
@@ -563,6 +654,28 @@ async function uploadBenchmarks(
       rows,
     });
     result.raw.uploads = runs;
+    result.details.push({
+      title: `Chunked (${CHUNK / MiB} MiB chunks, one curl, -T per chunk) vs one PUT into the same server, in pairs back to back (Atrium's is the target; nginx and a bare Node server are references: what ${Math.ceil(size / CHUNK)} requests cost there)`,
+      columns: ['server', 'pairs', 'chunked MB/s (median)', 'single PUT MB/s (median)', "each pair's ratio / error", 'median ratio', 'server CPU s chunked / single (medians)'],
+      rows: PAIRS.map((p) => {
+        const ps = pairs[p.chunked] ?? [];
+        const server = p.single === 'atrium' ? 'atrium (multipart routes)' : p.single === 'node' ? 'bare node:http' : p.single;
+        if (!ps.length) return [server, 0, 'ERROR', null, shortError(failures[p.chunked] ?? writer(p.chunked).error ?? 'not run'), null, null];
+        const cpu = (k: 'chunked' | 'single') => {
+          const v = ps.map((q) => q[k].serverCpuS).filter((x): x is number => x !== undefined);
+          return v.length ? median(v).toFixed(2) : '?';
+        };
+        return [
+          server,
+          ps.length,
+          fmtNum(median(ps.map((q) => q.chunked.mbps)), 0),
+          fmtNum(median(ps.map((q) => q.single.mbps)), 0),
+          ps.map((q) => (q.chunked.mbps / q.single.mbps).toFixed(2)).join(', '),
+          `${median(ps.map((q) => q.chunked.mbps / q.single.mbps)).toFixed(2)}×`,
+          `${cpu('chunked')} / ${cpu('single')}`,
+        ];
+      }),
+    });
 
     const aErr = failures.atrium ?? writer('atrium').error;
     const a = med.atrium;
@@ -590,11 +703,12 @@ async function uploadBenchmarks(
       });
     }
     // Medians of the pairs; the ratio is the median of the pairs' own ratios.
-    const c = pairs.length ? median(pairs.map((q) => q.chunked.mbps)) : undefined;
-    const single = pairs.length ? median(pairs.map((q) => q.single.mbps)) : undefined;
-    const cRatio = pairs.length ? median(pairs.map((q) => q.chunked.mbps / q.single.mbps)) : null;
+    const atriumPairs = pairs.chunked ?? [];
+    const c = atriumPairs.length ? median(atriumPairs.map((q) => q.chunked.mbps)) : undefined;
+    const single = atriumPairs.length ? median(atriumPairs.map((q) => q.single.mbps)) : undefined;
+    const cRatio = atriumPairs.length ? median(atriumPairs.map((q) => q.chunked.mbps / q.single.mbps)) : null;
     result.summary.push({
-      benchmark: `upload ${label} in ${CHUNK / MiB} MiB chunks (multipart) vs one PUT /api/fs/put, ${pairs.length} pairs back to back (median of the pairs' ratios)${P.uploadRate ? `, both at curl --limit-rate ${P.uploadRate}` : ''}`,
+      benchmark: `upload ${label} in ${CHUNK / MiB} MiB chunks (multipart) vs one PUT /api/fs/put, ${atriumPairs.length} pairs back to back (median of the pairs' ratios)${P.uploadRate ? `, both at curl --limit-rate ${P.uploadRate}` : ''}`,
       atrium: c ?? null,
       peerName: 'single PUT',
       peer: single ?? null,
@@ -625,8 +739,37 @@ async function uploadBenchmarks(
     if (rssBefore !== undefined) result.summary.push({ benchmark: 'atrium RSS before the first upload', atrium: rssBefore / 1e6, unit: 'MB' });
     result.raw.upload_rss_samples_bytes = rssSamples;
   } finally {
-    await Promise.all(writers.filter((w) => w.server !== atrium).map((w) => w.server?.stop()));
+    // A server two writers share (nginx, the bare Node) is stopped once.
+    await Promise.all([...new Set(writers.map((w) => w.server))].filter((srv) => srv && srv !== atrium).map((srv) => srv!.stop()));
   }
+}
+
+/** The name of chunk `i`'s file in nginx's folder of a chunked file. */
+const partName = (i: number) => `part.${String(i).padStart(5, '0')}`;
+
+/**
+ * Checks that `files`, in order, hold the source's bytes: `size` bytes in all, its first MiB at
+ * the start of the first file and its last MiB at the end of the last (when those files are that
+ * long: a chunk file shorter than 1 MiB has only its size checked).
+ */
+async function checkWritten(files: string[], size: number, expect: { head: string; tail: string }): Promise<void> {
+  const digests = [];
+  for (const f of files) {
+    try {
+      digests.push(await headTailDigest(f));
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') throw new Error(`the write answered success but ${f} does not exist`);
+      throw err;
+    }
+  }
+  const total = digests.reduce((n, d) => n + d.size, 0);
+  const what = files.length === 1 ? files[0] : `${files.length} files from ${files[0]}`;
+  if (total !== size) throw new Error(`${what}: ${total} bytes on disk, expected ${size}`);
+  const [first, last] = [digests[0]!, digests[digests.length - 1]!];
+  // Digests of the first and last min(1 MiB, size) bytes of each file (headTailDigest).
+  const whole = Math.min(MiB, size);
+  if (first.size >= whole && first.head !== expect.head) throw new Error(`${what}: the first MiB differs from the source`);
+  if (last.size >= whole && last.tail !== expect.tail) throw new Error(`${what}: the last MiB differs from the source`);
 }
 
 /** `cat` / `dd` timed inside bash; a non-zero exit is an error. */

@@ -117,6 +117,53 @@ export async function splitChunks(file: string, chunkSize: number, dir: string):
 const ANSWER_MARK = '@@chunk-answer';
 const ANSWER_LINE = new RegExp(`\\n${ANSWER_MARK} (\\d{3}) (\\d+)\\n`);
 
+/** One chunk's request for sendChunksWithCurl: where it goes and its headers. */
+export interface ChunkRequest {
+  url: string;
+  headers: Record<string, string>;
+}
+
+/**
+ * Sends the chunk files in order, each as a PUT (`-T`) of its own, from one curl process on one
+ * keep-alive connection; every answer is checked by `accept` (its HTTP status and body). Returns
+ * the bytes curl sent. The answers go to curl's output, each followed by a line of its own with
+ * its status and the bytes sent (as a browser keeps an answer in memory: no file per chunk on
+ * the client's side).
+ */
+export async function sendChunksWithCurl(
+  chunks: string[],
+  request: (i: number) => ChunkRequest,
+  accept: (status: number, body: string) => string | undefined,
+  opts: { timeoutS: number; signal?: AbortSignal; limitRate?: string },
+): Promise<number> {
+  const args: string[] = [];
+  chunks.forEach((file, i) => {
+    const { url, headers } = request(i);
+    if (i > 0) args.push('--next');
+    args.push('-sS', '--max-time', String(opts.timeoutS), '-T', file, '-w', `\n${ANSWER_MARK} %{http_code} %{size_upload}\n`);
+    if (opts.limitRate) args.push('--limit-rate', opts.limitRate);
+    for (const [k, v] of Object.entries(headers)) args.push('-H', `${k}: ${v}`);
+    args.push(url);
+  });
+  // curl's output goes to a file: the process output kept in memory is only its last 16 KiB.
+  const report = `${chunks[0]}.report`;
+  const r = await runCommand('curl chunks', 'bash', ['-c', 'exec curl "$@" > "$0"', report, ...args], { timeoutMs: opts.timeoutS * 1000, signal: opts.signal });
+  const out = await readFile(report, 'utf8').catch(() => '');
+  await rm(report, { force: true });
+  // [answer, status, bytes, answer, status, bytes, …, rest]
+  const parts = out.split(ANSWER_LINE);
+  const answers = (parts.length - 1) / 3;
+  if (r.code !== 0 || answers !== chunks.length) throw new Error(`curl (${chunks.length} chunks) exited ${r.code} after ${answers} answers: ${r.output.trim().slice(-300)}`);
+  let sent = 0;
+  for (let i = 0; i < answers; i++) {
+    const [body, status, bytes] = parts.slice(i * 3, i * 3 + 3) as [string, string, string];
+    const why = accept(Number(status), body);
+    if (why) throw new Error(`chunk ${i}: HTTP ${status}: ${why}: ${body.slice(0, 200)}`);
+    sent += Number(bytes);
+  }
+  return sent;
+}
+
 /**
  * Uploads the chunk files (the chunks of a `size`-byte file, in order) to `virtualPath`: init,
  * every chunk from one curl process on one keep-alive connection, complete; returns the seconds
@@ -135,36 +182,19 @@ export async function curlChunkedUpload(
   const init = await initUpload(base, token, virtualPath, size, chunkSize, opts.signal);
   const id = init.upload_id as string;
   if (init.total_chunks !== chunks.length) throw new Error(`multipart/init answered ${init.total_chunks} chunks, the client has ${chunks.length}`);
-  // The answers go to curl's output, each followed by a line of its own with its status and the
-  // bytes sent (as a browser keeps an answer in memory: no file per chunk on the client's side).
-  const args: string[] = [];
-  chunks.forEach((file, i) => {
-    if (i > 0) args.push('--next');
-    args.push('-sS', '--max-time', String(opts.timeoutS), '-T', file, '-w', `\n${ANSWER_MARK} %{http_code} %{size_upload}\n`);
-    if (opts.limitRate) args.push('--limit-rate', opts.limitRate);
-    args.push('-H', `Authorization: ${token}`, '-H', `X-Upload-Id: ${id}`, '-H', `X-Chunk-Index: ${i}`, `${base}/api/fs/multipart/chunk`);
-  });
-  // curl's output goes to a file: the process output kept in memory is only its last 16 KiB.
-  const report = `${chunks[0]}.report`;
-  const r = await runCommand('curl chunks', 'bash', ['-c', 'exec curl "$@" > "$0"', report, ...args], { timeoutMs: opts.timeoutS * 1000, signal: opts.signal });
-  const out = await readFile(report, 'utf8').catch(() => '');
-  await rm(report, { force: true });
-  // [answer, status, bytes, answer, status, bytes, …, rest]
-  const parts = out.split(ANSWER_LINE);
-  const answers = (parts.length - 1) / 3;
-  if (r.code !== 0 || answers !== chunks.length) throw new Error(`curl (${chunks.length} chunks) exited ${r.code} after ${answers} answers: ${r.output.trim().slice(-300)}`);
-  let sent = 0;
-  for (let i = 0; i < answers; i++) {
-    const [body, status, bytes] = parts.slice(i * 3, i * 3 + 3) as [string, string, string];
-    let code: unknown;
-    try {
-      code = JSON.parse(body).code;
-    } catch {
-      code = undefined;
-    }
-    if (status !== '200' || code !== 200) throw new Error(`multipart/chunk ${i}: HTTP ${status}: ${body.slice(0, 200)}`);
-    sent += Number(bytes);
-  }
+  const sent = await sendChunksWithCurl(
+    chunks,
+    (i) => ({ url: `${base}/api/fs/multipart/chunk`, headers: { Authorization: token, 'X-Upload-Id': id, 'X-Chunk-Index': String(i) } }),
+    (status, body) => {
+      if (status !== 200) return 'not 200';
+      try {
+        return JSON.parse(body).code === 200 ? undefined : 'envelope code is not 200';
+      } catch {
+        return 'not JSON';
+      }
+    },
+    opts,
+  );
   if (sent !== size) throw new Error(`curl sent ${sent} bytes, expected ${size}`);
   await completeUpload(base, token, id, opts.signal);
   return (performance.now() - t0) / 1000;

@@ -188,6 +188,19 @@ ${http(port)}
 }
 
 // ---------------------------------------------------------------------------------------------
+// The bare Node server (the floor of uploads through Node)
+
+/** bench/lib/node-floor-server.ts writing PUT bodies under `root` (see there). */
+export async function startNodeFloor(repoRoot: string, root: string, opts: { signal?: AbortSignal } = {}): Promise<Server> {
+  const port = await freePort();
+  mkdirSync(root, { recursive: true });
+  const script = path.join(repoRoot, 'bench/lib/node-floor-server.ts');
+  const proc = startProcess('node-floor', process.execPath, ['--import', 'tsx', script, root, String(port)], { cwd: repoRoot, env: { ...process.env, NODE_ENV: 'production' } });
+  const base = `http://127.0.0.1:${port}`;
+  return whenUp(proc, `${base}/`, { timeoutMs: 30_000, signal: opts.signal }, () => ({ name: 'node-floor', base, port, proc, stop: () => proc.stop(5000) }));
+}
+
+// ---------------------------------------------------------------------------------------------
 // rclone
 
 /** `rclone serve http <root> --addr 127.0.0.1:<port>` (read-only) with an empty private config. */
