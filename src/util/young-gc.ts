@@ -12,6 +12,8 @@ import vm from 'node:vm';
 export const YOUNG_GC_EVERY = 4 * 1024 * 1024;
 
 type Collect = (options: { type: 'minor' }) => void;
+/** False when node was started with scavenges on one thread already (then left as they are). */
+const parallelByDefault = !/--(no-parallel-scavenge|single-threaded-gc)\b/.test([...process.execArgv, process.env.NODE_OPTIONS ?? ''].join(' '));
 let collect: Collect | null | undefined;
 let received = 0;
 
@@ -41,7 +43,19 @@ export function bodyBytesReceived(bytes: number): void {
   received += bytes;
   if (received < YOUNG_GC_EVERY) return;
   received = 0;
-  collector()?.({ type: 'minor' });
+  const gc = collector();
+  if (!gc) return;
+  if (!parallelByDefault) return gc({ type: 'minor' });
+  // One thread: what these collections find alive is small (the requests in flight), and V8's
+  // parallel scavenge wakes helper threads for it, which cost more than the work they share (on
+  // the 2-core VM, `--trace-gc` over six 1 GiB uploads, 256 collections each: 0.67 ms on average
+  // with them, 0.31 ms on one thread). Only these collections: V8's own keep its setting.
+  v8.setFlagsFromString('--no-parallel-scavenge');
+  try {
+    gc({ type: 'minor' });
+  } finally {
+    v8.setFlagsFromString('--parallel-scavenge');
+  }
 }
 
 /**

@@ -2,9 +2,10 @@ import { createHash, randomBytes } from 'node:crypto';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import v8 from 'node:v8';
 import vm from 'node:vm';
 import { PassThrough, Readable } from 'node:stream';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it, vi } from 'vitest';
 import type { FileHandle } from 'node:fs/promises';
 import { writeBody, writeUploadTo } from '../../src/drivers/write-file.js';
 import { UploadIntegrityError } from '../../src/drivers/types.js';
@@ -135,5 +136,18 @@ describe('young collections during uploads', () => {
     expect(process.memoryUsage().arrayBuffers).toBeLessThan(before - 8e6);
     expect(vm.runInNewContext('typeof gc')).toBe('undefined');
     expect((globalThis as { gc?: unknown }).gc).toBeUndefined();
+  });
+
+  it('run on one thread, and leave V8 its parallel scavenges for its own collections', () => {
+    bodyBytesReceived(YOUNG_GC_EVERY); // the collector made, whatever the earlier tests counted
+    const flags = vi.spyOn(v8, 'setFlagsFromString');
+    try {
+      bodyBytesReceived(YOUNG_GC_EVERY - 1);
+      expect(flags).not.toHaveBeenCalled();
+      bodyBytesReceived(1);
+      expect(flags.mock.calls.map(([f]) => f)).toEqual(['--no-parallel-scavenge', '--parallel-scavenge']);
+    } finally {
+      flags.mockRestore();
+    }
   });
 });
