@@ -469,6 +469,7 @@ async function uploadBenchmarks(
     const once = async (w: Writer, tag: string): Promise<RunFigures> => {
       const file = `${w.name}-${tag}.bin`;
       const dst = path.join(w.dir, file);
+      const { files, folder } = w.written?.(file) ?? { files: [dst], folder: undefined };
       const pgid = w.server?.proc.pid;
       if (P.prefault) await prefault(srcFile, env.scratch, size);
       const sampler = w.server === atrium && pgid ? sampleRss(pgid, 100) : undefined;
@@ -478,8 +479,8 @@ async function uploadBenchmarks(
       try {
         seconds = await w.write!(file);
         if (P.fsync) {
-          const s = await timedBash('sync', 'sync -- "$1"', [dst], { signal });
-          if (s.code !== 0) throw new Error(`sync ${dst}: exit ${s.code}: ${s.output.slice(-300)}`);
+          const s = await timedBash('sync', 'sync -- "$@"', files, { signal });
+          if (s.code !== 0) throw new Error(`sync ${files[0]}${files.length > 1 ? ` and ${files.length - 1} more` : ''}: exit ${s.code}: ${s.output.slice(-300)}`);
           seconds += s.seconds;
         }
       } finally {
@@ -493,7 +494,6 @@ async function uploadBenchmarks(
         }
       }
       const cpu1 = pgid ? await groupCpuSeconds(pgid) : undefined;
-      const { files, folder } = w.written?.(file) ?? { files: [dst], folder: undefined };
       try {
         await checkWritten(files, size, expect);
       } finally {
