@@ -41,7 +41,7 @@ import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { apiCall, curlUpload, request } from './lib/http.js';
-import { chunkedUpload, curlChunkedUpload, sendChunksWithCurl, splitChunks } from './lib/chunked-upload.js';
+import { chunkedUpload, curlChunkedUpload, sendChunksWithCurl, splitChunks, type ChunkRequest } from './lib/chunked-upload.js';
 import { countEntries, createBigFile, createSmallFiles, headTailDigest, warmPageCache } from './lib/files.js';
 import { groupCpuSeconds, makeTempDir, removeTempDir, rssOf, runCommand, sampleRss, sleep, timedBash } from './lib/proc.js';
 import { startAtrium, startNginxDav, startNodeFloor, startRcloneWebdav, versionOf, which, type Atrium, type Server } from './lib/servers.js';
@@ -252,10 +252,10 @@ type WriterName = 'atrium' | 'chunked' | 'nginx' | 'nginx-chunked' | 'node' | 'n
  * server pays per request; bench/lib/node-floor-server.ts).
  */
 const PAIRS = [
-  { chunked: 'chunked', single: 'atrium' },
-  { chunked: 'nginx-chunked', single: 'nginx' },
-  { chunked: 'node-chunked', single: 'node' },
-] as const satisfies ReadonlyArray<{ chunked: WriterName; single: WriterName }>;
+  { chunked: 'chunked', single: 'atrium', server: 'atrium (multipart routes)' },
+  { chunked: 'nginx-chunked', single: 'nginx', server: 'nginx' },
+  { chunked: 'node-chunked', single: 'node', server: 'bare node:http' },
+] as const satisfies ReadonlyArray<{ chunked: WriterName; single: WriterName; server: string }>;
 const CHUNKED: ReadonlySet<WriterName> = new Set(PAIRS.map((p) => p.chunked));
 /** Writers timed only in pairs, not in the rotation of the peers. */
 const PAIRED_ONLY: ReadonlySet<WriterName> = new Set([...CHUNKED, 'node']);
@@ -396,22 +396,23 @@ async function uploadBenchmarks(
         nginx.error = `start: ${errorText(err)}`;
       }
     }
+    /** The chunk files as PUTs of their own to a reference server (one curl): the seconds, every byte sent. */
+    const sendChunkFiles = async (request: (i: number) => ChunkRequest, okStatus: number[]): Promise<number> => {
+      const t0 = nowMs();
+      const sent = await sendChunksWithCurl(env.chunkFiles, request, (status) => (okStatus.includes(status) ? undefined : `not ${okStatus.join(' or ')}`), {
+        timeoutS,
+        signal,
+        limitRate: P.uploadRate,
+      });
+      if (sent !== size) throw new Error(`curl sent ${sent} bytes, expected ${size}`);
+      return (nowMs() - t0) / 1000;
+    };
     const nginxChunked = writer('nginx-chunked');
     if (nginx.error) nginxChunked.error ??= `nginx: ${nginx.error}`;
     if (!nginxChunked.error) {
       const base = nginx.server!.base;
       nginxChunked.server = nginx.server;
-      nginxChunked.write = async (file) => {
-        const t0 = nowMs();
-        const sent = await sendChunksWithCurl(
-          env.chunkFiles,
-          (i) => ({ url: `${base}/up-nginx/${encodeURIComponent(`${file}.parts`)}/${partName(i)}`, headers: {} }),
-          (status) => ([201, 204].includes(status) ? undefined : 'not 201 or 204'),
-          { timeoutS, signal, limitRate: P.uploadRate },
-        );
-        if (sent !== size) throw new Error(`curl sent ${sent} bytes, expected ${size}`);
-        return (nowMs() - t0) / 1000;
-      };
+      nginxChunked.write = (file) => sendChunkFiles((i) => ({ url: `${base}/up-nginx/${encodeURIComponent(`${file}.parts`)}/${partName(i)}`, headers: {} }), [201, 204]);
     }
     const node = writer('node');
     const nodeChunked = writer('node-chunked');
@@ -425,17 +426,8 @@ async function uploadBenchmarks(
       };
       if (!nodeChunked.error) {
         nodeChunked.server = server;
-        nodeChunked.write = async (file) => {
-          const t0 = nowMs();
-          const sent = await sendChunksWithCurl(
-            env.chunkFiles,
-            (i) => ({ url: `${server.base}/${encodeURIComponent(file)}`, headers: { 'X-Chunk-Index': String(i), 'X-Chunk-Size': String(CHUNK) } }),
-            (status) => (status === 200 ? undefined : 'not 200'),
-            { timeoutS, signal, limitRate: P.uploadRate },
-          );
-          if (sent !== size) throw new Error(`curl sent ${sent} bytes, expected ${size}`);
-          return (nowMs() - t0) / 1000;
-        };
+        nodeChunked.write = (file) =>
+          sendChunkFiles((i) => ({ url: `${server.base}/${encodeURIComponent(file)}`, headers: { 'X-Chunk-Index': String(i), 'X-Chunk-Size': String(CHUNK) } }), [200]);
       }
     } catch (err) {
       node.error = `start: ${errorText(err)}`;
@@ -659,14 +651,13 @@ async function uploadBenchmarks(
       columns: ['server', 'pairs', 'chunked MB/s (median)', 'single PUT MB/s (median)', "each pair's ratio / error", 'median ratio', 'server CPU s chunked / single (medians)'],
       rows: PAIRS.map((p) => {
         const ps = pairs[p.chunked] ?? [];
-        const server = p.single === 'atrium' ? 'atrium (multipart routes)' : p.single === 'node' ? 'bare node:http' : p.single;
-        if (!ps.length) return [server, 0, 'ERROR', null, shortError(failures[p.chunked] ?? writer(p.chunked).error ?? 'not run'), null, null];
+        if (!ps.length) return [p.server, 0, 'ERROR', null, shortError(failures[p.chunked] ?? writer(p.chunked).error ?? 'not run'), null, null];
         const cpu = (k: 'chunked' | 'single') => {
           const v = ps.map((q) => q[k].serverCpuS).filter((x): x is number => x !== undefined);
           return v.length ? median(v).toFixed(2) : '?';
         };
         return [
-          server,
+          p.server,
           ps.length,
           fmtNum(median(ps.map((q) => q.chunked.mbps)), 0),
           fmtNum(median(ps.map((q) => q.single.mbps)), 0),
