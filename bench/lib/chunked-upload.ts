@@ -125,8 +125,8 @@ export interface ChunkRequest {
 
 /**
  * Sends the chunk files in order, each as a PUT (`-T`) of its own, from one curl process on one
- * keep-alive connection; every answer is checked by `accept` (its HTTP status and body). Returns
- * the bytes curl sent. The answers go to curl's output, each followed by a line of its own with
+ * keep-alive connection; every answer is checked by `accept` (its HTTP status and body), and the
+ * bytes curl sent in all must be `opts.bytes`. The answers go to curl's output, each followed by a line of its own with
  * its status and the bytes sent (as a browser keeps an answer in memory: no file per chunk on
  * the client's side).
  */
@@ -134,8 +134,8 @@ export async function sendChunksWithCurl(
   chunks: string[],
   request: (i: number) => ChunkRequest,
   accept: (status: number, body: string) => string | undefined,
-  opts: { timeoutS: number; signal?: AbortSignal; limitRate?: string },
-): Promise<number> {
+  opts: { bytes: number; timeoutS: number; signal?: AbortSignal; limitRate?: string },
+): Promise<void> {
   const args: string[] = [];
   chunks.forEach((file, i) => {
     const { url, headers } = request(i);
@@ -161,7 +161,7 @@ export async function sendChunksWithCurl(
     if (why) throw new Error(`chunk ${i}: HTTP ${status}: ${why}: ${body.slice(0, 200)}`);
     sent += Number(bytes);
   }
-  return sent;
+  if (sent !== opts.bytes) throw new Error(`curl sent ${sent} bytes, expected ${opts.bytes}`);
 }
 
 /**
@@ -182,7 +182,7 @@ export async function curlChunkedUpload(
   const init = await initUpload(base, token, virtualPath, size, chunkSize, opts.signal);
   const id = init.upload_id as string;
   if (init.total_chunks !== chunks.length) throw new Error(`multipart/init answered ${init.total_chunks} chunks, the client has ${chunks.length}`);
-  const sent = await sendChunksWithCurl(
+  await sendChunksWithCurl(
     chunks,
     (i) => ({ url: `${base}/api/fs/multipart/chunk`, headers: { Authorization: token, 'X-Upload-Id': id, 'X-Chunk-Index': String(i) } }),
     (status, body) => {
@@ -193,9 +193,8 @@ export async function curlChunkedUpload(
         return 'not JSON';
       }
     },
-    opts,
+    { ...opts, bytes: size },
   );
-  if (sent !== size) throw new Error(`curl sent ${sent} bytes, expected ${size}`);
   await completeUpload(base, token, id, opts.signal);
   return (performance.now() - t0) / 1000;
 }
