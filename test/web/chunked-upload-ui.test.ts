@@ -37,13 +37,32 @@ describe.runIf(enabled)('chunked uploads in the web UI', () => {
     for (let i = 0; i < data.length; i += 4096) data.writeUInt32BE(i, i);
     writeFileSync(local, data);
     const chunks: string[] = [];
-    page.on('request', (r) => r.url().includes('/api/fs/multipart/chunk') && chunks.push(r.headers()['x-chunk-index']!));
+    // Chunk requests in flight at once: three, as OpenList's web front end sends them.
+    let inFlight = 0;
+    let mostInFlight = 0;
+    const isChunk = (r: { url(): string }) => r.url().includes('/api/fs/multipart/chunk');
+    page.on('request', (r) => {
+      if (!isChunk(r)) return;
+      chunks.push(r.headers()['x-chunk-index']!);
+      mostInFlight = Math.max(mostInFlight, ++inFlight);
+    });
+    // Chunks the server answered.
+    const acked = new Set<string>();
+    page.on('requestfinished', (r) => {
+      if (!isChunk(r)) return;
+      inFlight--;
+      acked.add(r.headers()['x-chunk-index']!);
+    });
+    page.on('requestfailed', (r) => isChunk(r) && inFlight--);
     const cdp = await ctx.newCDPSession(page);
     await cdp.send('Network.emulateNetworkConditions', { offline: false, latency: 0, downloadThroughput: -1, uploadThroughput: 1024 * 1024 });
     await page.goto(`${base}/in`);
     await page.locator('[data-testid=upload-input]').setInputFiles(local);
     const item = page.locator('[data-testid=upload-item]', { hasText: 'large.bin' });
     await expect.poll(() => chunks.length, { timeout: 20_000 }).toBeGreaterThanOrEqual(3);
+    expect(mostInFlight).toBe(3);
+    // Pause once the server holds the first chunk (the three share the 1 MB/s link).
+    await expect.poll(() => acked.has('0'), { timeout: 20_000 }).toBe(true);
     await item.locator('[data-testid=upload-pause]').click();
     await expect.poll(() => item.locator('.status').textContent()).toContain('Paused');
     const sentWhilePaused = chunks.length;
@@ -53,6 +72,8 @@ describe.runIf(enabled)('chunked uploads in the web UI', () => {
     // Resume goes on from what the server holds, then pause again.
     await item.locator('[data-testid=upload-pause]').click();
     await expect.poll(() => chunks.length, { timeout: 20_000 }).toBeGreaterThan(sentWhilePaused);
+    // Resumed with what the server did not hold: never the first chunk again.
+    expect(chunks.slice(sentWhilePaused)).not.toContain('0');
     await item.locator('[data-testid=upload-pause]').click();
     await expect.poll(() => item.locator('.status').textContent()).toContain('Paused');
     expect(existsSync(path.join(root, 'in', 'large.bin'))).toBe(false);

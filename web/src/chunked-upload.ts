@@ -1,7 +1,9 @@
 // Uploads a large file in chunks through OpenList's multipart routes (docs/uploads.md): init
 // (which answers the unfinished upload of the same file, so choosing the file again after a page
-// reload continues it), the missing chunks one after the other with progress, then complete.
-// Pausing aborts the chunk in flight; resuming asks the server what it holds and goes on.
+// reload continues it), the missing chunks in ascending order, three in flight (as OpenList's web
+// front end sends them: a chunk's turn between its answer and the next request overlaps the other
+// chunks' bytes), with progress, then complete. Pausing aborts the chunks in flight; resuming asks
+// the server what it holds and goes on.
 import { ApiError, encodePath, type UploadHandle, xhrApi } from './api';
 
 interface Snapshot {
@@ -18,9 +20,12 @@ export interface ChunkedHandle extends UploadHandle {
   resume(): void;
 }
 
-/** One multipart route; `xhr` is the request to abort (the chunk in flight) when pausing. */
+/** One multipart route; `xhr` is the request to abort (a chunk in flight) when pausing. */
 const send = <T = unknown>(method: string, route: string, hdrs: Record<string, string>, body: Blob | null, onProgress?: (n: number) => void, xhr = new XMLHttpRequest()) =>
   xhrApi<T>(xhr, method, `/fs/multipart/${route}`, hdrs, body, onProgress);
+
+/** Chunks sent at a time (OpenList's web front end sends three). */
+const CHUNKS_IN_FLIGHT = 3;
 
 const held = (s: Snapshot) => new Set(s.received.flatMap(([a, b]) => Array.from({ length: b! - a! + 1 }, (_, i) => a! + i)));
 
@@ -31,12 +36,47 @@ export function uploadInChunks(
   onProgress: (loaded: number) => void,
   onPaused: (paused: boolean) => void,
 ): ChunkedHandle {
-  let xhr: XMLHttpRequest | undefined;
+  const inflight = new Set<XMLHttpRequest>();
   let paused = false;
   let canceled = false;
   let wake: (() => void) | undefined;
   let uploadId = '';
   const pw: Record<string, string> = opts.password ? { Password: opts.password } : {};
+
+  /** Sends the chunks `todo` holds, CHUNKS_IN_FLIGHT at a time, until all are sent or a pause; the first error (but a pause's aborts) ends it. */
+  const sendChunks = async (snap: Snapshot, todo: number[]) => {
+    let done = snap.received_bytes;
+    const loading = new Map<number, number>();
+    const report = () => onProgress(done + [...loading.values()].reduce((a, b) => a + b, 0));
+    report();
+    let next = 0;
+    let failed: unknown;
+    const worker = async () => {
+      while (!paused && failed === undefined && next < todo.length) {
+        const i = todo[next++]!;
+        const blob = file.slice(i * snap.chunk_size, Math.min(file.size, (i + 1) * snap.chunk_size));
+        const xhr = new XMLHttpRequest();
+        inflight.add(xhr);
+        try {
+          await send('PUT', 'chunk', { 'X-Upload-Id': uploadId, 'X-Chunk-Index': String(i) }, blob, (n) => {
+            loading.set(i, n);
+            report();
+          }, xhr);
+          done += blob.size;
+        } catch (e) {
+          if (!(paused && !canceled && (e as ApiError).code === -1)) failed ??= e;
+          // The other chunks in flight are not waited for once one failed.
+          if (failed !== undefined) for (const x of inflight) if (x !== xhr) x.abort();
+        } finally {
+          inflight.delete(xhr);
+          loading.delete(i);
+          report();
+        }
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(CHUNKS_IN_FLIGHT, todo.length) }, worker));
+    if (failed !== undefined) throw failed;
+  };
 
   const run = async () => {
     const init = await send<Snapshot>(
@@ -49,19 +89,10 @@ export function uploadInChunks(
     let snap = init;
     for (;;) {
       const have = held(snap);
-      let done = snap.received_bytes;
-      onProgress(done);
-      for (let i = 0; i < snap.total_chunks && !paused; i++) {
-        if (have.has(i)) continue;
-        const blob = file.slice(i * snap.chunk_size, Math.min(file.size, (i + 1) * snap.chunk_size));
-        try {
-          await send('PUT', 'chunk', { 'X-Upload-Id': uploadId, 'X-Chunk-Index': String(i) }, blob, (n) => onProgress(done + n), (xhr = new XMLHttpRequest()));
-        } catch (e) {
-          if (paused && !canceled && (e as ApiError).code === -1) break;
-          throw e;
-        }
-        done += blob.size;
-      }
+      await sendChunks(
+        snap,
+        Array.from({ length: snap.total_chunks }, (_, i) => i).filter((i) => !have.has(i)),
+      );
       if (canceled) throw new ApiError(-1, 'canceled');
       if (!paused) break;
       onPaused(true);
@@ -82,12 +113,12 @@ export function uploadInChunks(
     abort: () => {
       canceled = true;
       paused = true;
-      xhr?.abort();
+      for (const x of inflight) x.abort();
       wake?.();
     },
     pause: () => {
       paused = true;
-      xhr?.abort();
+      for (const x of inflight) x.abort();
     },
     resume: () => {
       paused = false;
