@@ -67,6 +67,8 @@ interface Params {
   chunkClient: 'curl' | 'node';
   /** curl's `--limit-rate` for every upload (BENCH_UPLOAD_RATE, e.g. 400M): a link slower than loopback. */
   uploadRate?: string;
+  /** Chunks in flight at a time in the chunked rows (BENCH_CHUNK_INFLIGHT, default 1; the web UIs send 3). */
+  chunkInflight: number;
 }
 
 function params(quick: boolean): Params {
@@ -80,7 +82,32 @@ function params(quick: boolean): Params {
     prefault: process.env.BENCH_PREFAULT !== '0' && process.env.BENCH_PREFAULT !== 'false',
     chunkClient: process.env.BENCH_CHUNK_CLIENT === 'node' ? 'node' : 'curl',
     uploadRate: uploadRate(),
+    chunkInflight: chunkInflight(),
   };
+}
+
+/**
+ * BENCH_CHUNK_INFLIGHT: 1 by default (one chunk after the other, as a tus client sends them; the
+ * figures of the earlier rounds), 3 as OpenList's web front end and Atrium's web UI send them;
+ * always 1 for Node's chunk client, which sends one at a time.
+ */
+function chunkInflight(): number {
+  const n = envInt('BENCH_CHUNK_INFLIGHT');
+  if (n !== undefined && n < 1) throw new Error(`BENCH_CHUNK_INFLIGHT must be at least 1, not ${n}`);
+  if (process.env.BENCH_CHUNK_CLIENT === 'node') {
+    if (n !== undefined && n > 1) throw new Error("BENCH_CHUNK_CLIENT=node sends one chunk at a time; it does not combine with BENCH_CHUNK_INFLIGHT above 1");
+    return 1;
+  }
+  return n ?? 1;
+}
+
+/**
+ * curl's `--limit-rate` for each of `inflight` transfers at a time sharing a link of `rate`
+ * (curl limits each transfer on its own): the rate divided among them, in bytes per second.
+ */
+function perTransferRate(rate: string | undefined, inflight: number): string | undefined {
+  if (!rate || inflight === 1) return rate;
+  return String(Math.max(1, Math.floor(rateBytes(rate) / inflight)));
 }
 
 /** BENCH_UPLOAD_RATE as curl's `--limit-rate` takes it (bytes per second, suffix k, M or G). */
@@ -154,7 +181,10 @@ async function run(ctx: BenchContext, result: AreaResult): Promise<void> {
     copy_reps: P.copyReps,
     fsync: P.fsync,
     prefault: P.prefault,
-    upload_rate: P.uploadRate ? `curl --limit-rate ${P.uploadRate} on every upload (BENCH_UPLOAD_RATE)` : 'unlimited (loopback)',
+    upload_rate: P.uploadRate
+      ? `curl --limit-rate ${P.uploadRate} on every upload (BENCH_UPLOAD_RATE; chunks in flight share it)`
+      : 'unlimited (loopback)',
+    chunks_in_flight: P.chunkInflight,
   };
   const [nginxPath, rclonePath, curlPath] = await Promise.all([which('nginx'), which('rclone'), which('curl')]);
   if (!curlPath) throw new Error('curl is missing: run bench/setup.sh');
@@ -297,6 +327,9 @@ async function uploadBenchmarks(
   const { atrium, filesDir, srcFile } = env;
   const size = P.fileSize;
   const timeoutS = timeoutSFor(size, P.uploadRate);
+  const inflightText = P.chunkInflight === 1 ? 'one at a time on one connection' : `${P.chunkInflight} at a time`;
+  // The chunks in flight share the link BENCH_UPLOAD_RATE stands for.
+  const chunkRate = perTransferRate(P.uploadRate, P.chunkInflight);
   const expect = await headTailDigest(srcFile);
   const dir = (n: string) => path.join(filesDir, n);
 
@@ -334,21 +367,21 @@ async function uploadBenchmarks(
     },
     {
       name: 'chunked',
-      how: `multipart init + ${CHUNK / MiB} MiB chunks (${P.chunkClient === 'curl' ? 'one curl, -T per chunk' : "Node's http client"}) + complete`,
+      how: `multipart init + ${CHUNK / MiB} MiB chunks (${P.chunkClient === 'curl' ? `one curl, -T per chunk, ${inflightText}` : "Node's http client, one at a time"}) + complete`,
       dir: dir('up-atrium'),
       error: env.atriumError,
       server: atrium,
       write: atrium
         ? async (file) =>
             P.chunkClient === 'curl'
-              ? curlChunkedUpload(atrium.base, atrium.token, env.chunkFiles, size, `/up-atrium/${file}`, CHUNK, { timeoutS, signal, limitRate: P.uploadRate })
+              ? curlChunkedUpload(atrium.base, atrium.token, env.chunkFiles, size, `/up-atrium/${file}`, CHUNK, { timeoutS, signal, inflight: P.chunkInflight, limitRate: chunkRate })
               : chunkedUpload(atrium.base, atrium.token, srcFile, size, `/up-atrium/${file}`, CHUNK, signal)
         : undefined,
     },
     { name: 'nginx', how: 'WebDAV PUT (curl -T)', dir: dir('up-nginx'), error: env.have.nginx ? undefined : 'nginx is not installed (run bench/setup.sh)' },
     {
       name: 'nginx-chunked',
-      how: `the chunked row's ${CHUNK / MiB} MiB chunk files as WebDAV PUTs of their own (one curl, -T per chunk), reference`,
+      how: `the chunked row's ${CHUNK / MiB} MiB chunk files as WebDAV PUTs of their own (one curl, -T per chunk, ${inflightText}), reference`,
       dir: dir('up-nginx'),
       error: !env.have.nginx ? 'nginx is not installed (run bench/setup.sh)' : env.chunkFiles.length ? undefined : 'needs the curl chunk client (BENCH_CHUNK_CLIENT=curl)',
       // nginx stores each chunk as a file of its own, in a folder named after the file.
@@ -360,7 +393,7 @@ async function uploadBenchmarks(
     { name: 'node', how: 'bare node:http server, PUT (curl -T), reference', dir: dir('up-node') },
     {
       name: 'node-chunked',
-      how: `bare node:http server, the ${CHUNK / MiB} MiB chunk files as PUTs into one file at their offsets (one curl, -T per chunk), reference`,
+      how: `bare node:http server, the ${CHUNK / MiB} MiB chunk files as PUTs into one file at their offsets (one curl, -T per chunk, ${inflightText}), reference`,
       dir: dir('up-node'),
       error: env.chunkFiles.length ? undefined : 'needs the curl chunk client (BENCH_CHUNK_CLIENT=curl)',
     },
@@ -399,12 +432,7 @@ async function uploadBenchmarks(
     /** The chunk files as PUTs of their own to a reference server (one curl): the seconds, every byte sent (checked). */
     const sendChunkFiles = async (request: (i: number) => ChunkRequest, okStatus: number[]): Promise<number> => {
       const t0 = nowMs();
-      await sendChunksWithCurl(env.chunkFiles, request, (status) => (okStatus.includes(status) ? undefined : `not ${okStatus.join(' or ')}`), {
-        bytes: size,
-        timeoutS,
-        signal,
-        limitRate: P.uploadRate,
-      });
+      await sendChunksWithCurl(env.chunkFiles, request, { statuses: okStatus }, { bytes: size, timeoutS, signal, inflight: P.chunkInflight, limitRate: chunkRate });
       return (nowMs() - t0) / 1000;
     };
     const nginxChunked = writer('nginx-chunked');
@@ -647,7 +675,7 @@ async function uploadBenchmarks(
     });
     result.raw.uploads = runs;
     result.details.push({
-      title: `Chunked (${CHUNK / MiB} MiB chunks, one curl, -T per chunk) vs one PUT into the same server, in pairs back to back (Atrium's is the target; nginx and a bare Node server are references: what ${Math.ceil(size / CHUNK)} requests cost there)`,
+      title: `Chunked (${CHUNK / MiB} MiB chunks, one curl, -T per chunk, ${inflightText}) vs one PUT into the same server, in pairs back to back (Atrium's is the target; nginx and a bare Node server are references: what ${Math.ceil(size / CHUNK)} requests cost there)`,
       columns: ['server', 'pairs', 'chunked MB/s (median)', 'single PUT MB/s (median)', "each pair's ratio / error", 'median ratio', 'server CPU s chunked / single (medians)'],
       rows: PAIRS.map((p) => {
         const ps = pairs[p.chunked] ?? [];
@@ -699,7 +727,7 @@ async function uploadBenchmarks(
     const single = atriumPairs.length ? median(atriumPairs.map((q) => q.single.mbps)) : undefined;
     const cRatio = atriumPairs.length ? median(atriumPairs.map((q) => q.chunked.mbps / q.single.mbps)) : null;
     result.summary.push({
-      benchmark: `upload ${label} in ${CHUNK / MiB} MiB chunks (multipart) vs one PUT /api/fs/put, ${atriumPairs.length} pairs back to back (median of the pairs' ratios)${P.uploadRate ? `, both at curl --limit-rate ${P.uploadRate}` : ''}`,
+      benchmark: `upload ${label} in ${CHUNK / MiB} MiB chunks (multipart, ${P.chunkInflight} in flight) vs one PUT /api/fs/put, ${atriumPairs.length} pairs back to back (median of the pairs' ratios)${P.uploadRate ? `, both at curl --limit-rate ${P.uploadRate}` : ''}`,
       atrium: c ?? null,
       peerName: 'single PUT',
       peer: single ?? null,

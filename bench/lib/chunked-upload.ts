@@ -1,13 +1,14 @@
-// OpenList's chunked upload as a client drives it: init, one PUT per chunk, complete, one chunk
-// at a time on one keep-alive connection (as the web UI, web/src/chunked-upload.ts). Two clients:
+// OpenList's chunked upload as a client drives it: init, one PUT per chunk, complete. Two clients:
 //   - curlChunkedUpload (the `write` area's chunked row): the chunks are sent by one curl process,
-//     one `-T` per chunk on one connection (`--next`), from files holding the chunks' bytes
-//     (splitChunks, untimed); the same client program, reading files the same way, as the single
-//     PUT row's `curl -T`, so the two rows differ only in the protocol.
-//   - chunkedUpload (BENCH_CHUNK_CLIENT=node): Node's http client; each chunk is read into one
-//     buffer and sent whole, as a browser sends a Blob slice, the next read while one is sent. On
-//     the 2-core VM its 16 MiB reads and copies compete with the server for the CPU (the same
-//     server ran 0.66x the single PUT with it against 0.8x with curl, in one session).
+//     one `-T` per chunk (`--next`), from files holding the chunks' bytes (splitChunks, untimed),
+//     one at a time on one keep-alive connection or several at a time (`--parallel`), as OpenList's
+//     web front end and Atrium's web UI send three (web/src/chunked-upload.ts); the same client
+//     program, reading files the same way, as the single PUT row's `curl -T`, so the two rows
+//     differ only in the protocol.
+//   - chunkedUpload (BENCH_CHUNK_CLIENT=node): Node's http client, one chunk at a time; each chunk
+//     is read into one buffer and sent whole, as a browser sends a Blob slice, the next read while
+//     one is sent. On the 2-core VM its 16 MiB reads and copies compete with the server for the
+//     CPU (the same server ran 0.66x the single PUT with it against 0.8x with curl, in one session).
 
 import { open, readdir, readFile, rm, type FileHandle } from 'node:fs/promises';
 import http from 'node:http';
@@ -115,7 +116,7 @@ export async function splitChunks(file: string, chunkSize: number, dir: string):
 
 /** The line curl writes after each chunk's answer (`-w`): the status and the bytes sent. */
 const ANSWER_MARK = '@@chunk-answer';
-const ANSWER_LINE = new RegExp(`\\n${ANSWER_MARK} (\\d{3}) (\\d+)\\n`);
+const ANSWER_LINE = new RegExp(`\\n${ANSWER_MARK} (\\d{3}) (\\d+)\\n`, 'g');
 
 /** One chunk's request for sendChunksWithCurl: where it goes and its headers. */
 export interface ChunkRequest {
@@ -123,20 +124,63 @@ export interface ChunkRequest {
   headers: Record<string, string>;
 }
 
+/** What every answer to a chunk must be: one of `statuses`; with `body`, a JSON body it accepts (undefined) or the reason it does not. */
+export interface ChunkAnswerCheck {
+  statuses: number[];
+  body?: (json: unknown) => string | undefined;
+}
+
 /**
- * Sends the chunk files in order, each as a PUT (`-T`) of its own, from one curl process on one
- * keep-alive connection; every answer is checked by `accept` (its HTTP status and body), and the
- * bytes curl sent in all must be `opts.bytes`. The answers go to curl's output, each followed by a line of its own with
- * its status and the bytes sent (as a browser keeps an answer in memory: no file per chunk on
- * the client's side).
+ * The JSON texts `text` holds one after the other (answers curl wrote back to back, with nothing
+ * or white space between them); an error when anything else is there.
+ */
+export function splitJsonTexts(text: string): unknown[] {
+  const out: unknown[] = [];
+  let i = 0;
+  while (i < text.length) {
+    while (i < text.length && /\s/.test(text[i]!)) i++;
+    if (i >= text.length) break;
+    if (text[i] !== '{' && text[i] !== '[') throw new Error(`not a JSON object or array at ${i}: ${JSON.stringify(text.slice(i, i + 80))}`);
+    let depth = 0;
+    let inString = false;
+    let j = i;
+    for (; j < text.length; j++) {
+      const c = text[j];
+      if (inString) {
+        if (c === '\\') j++;
+        else if (c === '"') inString = false;
+      } else if (c === '"') inString = true;
+      else if (c === '{' || c === '[') depth++;
+      else if (c === '}' || c === ']') {
+        if (--depth === 0) break;
+      }
+    }
+    if (j >= text.length) throw new Error(`a JSON text cut short at ${i}: ${JSON.stringify(text.slice(i, i + 80))}`);
+    out.push(JSON.parse(text.slice(i, j + 1)));
+    i = j + 1;
+  }
+  return out;
+}
+
+/**
+ * Sends the chunk files, each as a PUT (`-T`) of its own, from one curl process: with `inflight`
+ * 1 (the default) one after the other on one keep-alive connection; with more, that many at a time
+ * on as many connections (curl's `--parallel`), started in ascending order, as OpenList's web front
+ * end and Atrium's web UI send them (three). Every answer is checked (`check`), and the bytes curl
+ * sent in all must be `opts.bytes`. The answers go to curl's output, each followed by a line of
+ * its own with its status and the bytes sent (as a browser keeps an answer in memory: no file per
+ * chunk on the client's side). With several in flight two answers' bodies may come before their
+ * lines, so the bodies are checked as the JSON texts of the whole output, not each by its line.
  */
 export async function sendChunksWithCurl(
   chunks: string[],
   request: (i: number) => ChunkRequest,
-  accept: (status: number, body: string) => string | undefined,
-  opts: { bytes: number; timeoutS: number; signal?: AbortSignal; limitRate?: string },
+  check: ChunkAnswerCheck,
+  opts: { bytes: number; timeoutS: number; inflight?: number; signal?: AbortSignal; limitRate?: string },
 ): Promise<void> {
-  const args: string[] = [];
+  const inflight = opts.inflight ?? 1;
+  if (!Number.isInteger(inflight) || inflight < 1) throw new Error(`chunks in flight must be a whole number from 1, not ${inflight}`);
+  const args: string[] = inflight > 1 ? ['--parallel', '--parallel-immediate', '--parallel-max', String(inflight)] : [];
   chunks.forEach((file, i) => {
     const { url, headers } = request(i);
     if (i > 0) args.push('--next');
@@ -150,24 +194,26 @@ export async function sendChunksWithCurl(
   const r = await runCommand('curl chunks', 'bash', ['-c', 'exec curl "$@" > "$0"', report, ...args], { timeoutMs: opts.timeoutS * 1000, signal: opts.signal });
   const out = await readFile(report, 'utf8').catch(() => '');
   await rm(report, { force: true });
-  // [answer, status, bytes, answer, status, bytes, …, rest]
-  const parts = out.split(ANSWER_LINE);
-  const answers = (parts.length - 1) / 3;
-  if (r.code !== 0 || answers !== chunks.length) throw new Error(`curl (${chunks.length} chunks) exited ${r.code} after ${answers} answers: ${r.output.trim().slice(-300)}`);
-  let sent = 0;
-  for (let i = 0; i < answers; i++) {
-    const [body, status, bytes] = parts.slice(i * 3, i * 3 + 3) as [string, string, string];
-    const why = accept(Number(status), body);
-    if (why) throw new Error(`chunk ${i}: HTTP ${status}: ${why}: ${body.slice(0, 200)}`);
-    sent += Number(bytes);
+  const marks = [...out.matchAll(ANSWER_LINE)].map((m) => ({ status: Number(m[1]), bytes: Number(m[2]) }));
+  if (r.code !== 0 || marks.length !== chunks.length) throw new Error(`curl (${chunks.length} chunks, ${inflight} in flight) exited ${r.code} after ${marks.length} answers: ${r.output.trim().slice(-300)}`);
+  const bad = marks.findIndex((m) => !check.statuses.includes(m.status));
+  if (bad >= 0) throw new Error(`answer ${bad + 1} of ${marks.length}: HTTP ${marks[bad]!.status}, not ${check.statuses.join(' or ')}`);
+  if (check.body) {
+    const texts = splitJsonTexts(out.replace(ANSWER_LINE, '\n'));
+    if (texts.length !== chunks.length) throw new Error(`${texts.length} JSON answers for ${chunks.length} chunks`);
+    texts.forEach((json, k) => {
+      const why = check.body!(json);
+      if (why) throw new Error(`answer ${k + 1} of ${texts.length}: ${why}: ${JSON.stringify(json).slice(0, 200)}`);
+    });
   }
+  const sent = marks.reduce((n, m) => n + m.bytes, 0);
   if (sent !== opts.bytes) throw new Error(`curl sent ${sent} bytes, expected ${opts.bytes}`);
 }
 
 /**
  * Uploads the chunk files (the chunks of a `size`-byte file, in order) to `virtualPath`: init,
- * every chunk from one curl process on one keep-alive connection, complete; returns the seconds
- * from init to complete (curl's start-up included). Checks every chunk's answer.
+ * every chunk from one curl process (`opts.inflight` at a time, default 1), complete; returns the
+ * seconds from init to complete (curl's start-up included). Checks every chunk's answer.
  */
 export async function curlChunkedUpload(
   base: string,
@@ -176,7 +222,7 @@ export async function curlChunkedUpload(
   size: number,
   virtualPath: string,
   chunkSize: number,
-  opts: { timeoutS: number; signal?: AbortSignal; limitRate?: string },
+  opts: { timeoutS: number; inflight?: number; signal?: AbortSignal; limitRate?: string },
 ): Promise<number> {
   const t0 = performance.now();
   const init = await initUpload(base, token, virtualPath, size, chunkSize, opts.signal);
@@ -185,14 +231,7 @@ export async function curlChunkedUpload(
   await sendChunksWithCurl(
     chunks,
     (i) => ({ url: `${base}/api/fs/multipart/chunk`, headers: { Authorization: token, 'X-Upload-Id': id, 'X-Chunk-Index': String(i) } }),
-    (status, body) => {
-      if (status !== 200) return 'not 200';
-      try {
-        return JSON.parse(body).code === 200 ? undefined : 'envelope code is not 200';
-      } catch {
-        return 'not JSON';
-      }
-    },
+    { statuses: [200], body: (json) => ((json as { code?: unknown }).code === 200 ? undefined : 'envelope code is not 200') },
     { ...opts, bytes: size },
   );
   await completeUpload(base, token, id, opts.signal);

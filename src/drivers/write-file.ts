@@ -3,7 +3,7 @@ import { createReadStream } from 'node:fs';
 import { open, type FileHandle } from 'node:fs/promises';
 import { type Readable, Transform, type TransformCallback, Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { bodyBytesReceived } from '../util/young-gc.js';
+import { bodiesReceiving, bodyBytesReceived, bodyReceiving } from '../util/young-gc.js';
 import { UploadIntegrityError, type UploadStream } from './types.js';
 
 const HASHES = ['md5', 'sha1', 'sha256'] as const;
@@ -15,6 +15,14 @@ const WRITE_BUFFER = 1 << 20;
  * be written once the last byte arrived (the answer waits for it) is at most this much.
  */
 const TAIL_BUFFER = 1 << 18;
+
+/** The least a batch holds however many bodies arrive at once. */
+const MIN_BATCH = 128 * 1024;
+/**
+ * The batch of one of the bodies being received: WRITE_BUFFER shared among them, so that what
+ * they hold together stays about the same (util/young-gc.ts, bodiesReceiving).
+ */
+const sharedBatch = () => Math.max(MIN_BATCH, Math.floor(WRITE_BUFFER / Math.max(1, bodiesReceiving())));
 
 /** Counts bytes, enforces the declared size and computes the declared hashes. */
 class UploadCheck {
@@ -112,8 +120,9 @@ export interface BodyWrite {
 
 /**
  * Writes a request body into an open file. The body's chunks are gathered into writes of about
- * 1 MiB (one writev, not one write per 64 KiB socket chunk; of 256 KiB in the last MiB of a body
- * of known size, so that little is left to write after its last byte), issued straight on the file handle
+ * 1 MiB (one writev, not one write per 64 KiB socket chunk; that MiB shared among the bodies
+ * arriving at once, see sharedBatch; of 256 KiB in the last MiB of a body of known size, so that
+ * little is left to write after its last byte), issued straight on the file handle
  * with one in flight while the next batch is gathered (no Transform or write stream in between,
  * so nothing per chunk but `take`), and the chunks already written are collected early
  * (util/young-gc.ts): memory stays flat. On failure (the body cut, `take` or `end` refusing, a
@@ -129,6 +138,7 @@ export async function writeBody(fh: FileHandle, stream: Readable, opts: BodyWrit
   // Until the loop below listens, a failing body must not raise an unhandled 'error' (the loop
   // still sees the error: a destroyed stream ends its iteration with it).
   stream.on('error', ignore);
+  const received = bodyReceiving();
   let position = opts.position;
   let writing: Promise<void> | undefined;
   let batch: Buffer[] = [];
@@ -164,7 +174,7 @@ export async function writeBody(fh: FileHandle, stream: Readable, opts: BodyWrit
       batch.push(chunk);
       batched += chunk.length;
       seen += chunk.length;
-      if (batched >= (seen > tailFrom ? TAIL_BUFFER : WRITE_BUFFER)) await flush();
+      if (batched >= Math.min(seen > tailFrom ? TAIL_BUFFER : WRITE_BUFFER, sharedBatch())) await flush();
     }
     const err = opts.end?.();
     if (err) throw err;
@@ -180,6 +190,7 @@ export async function writeBody(fh: FileHandle, stream: Readable, opts: BodyWrit
     await writing?.catch(() => {});
     throw signal?.aborted ? abortError(signal) : err;
   } finally {
+    received();
     signal?.removeEventListener('abort', abort);
     stream.off('error', ignore);
   }

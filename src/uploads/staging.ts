@@ -4,7 +4,7 @@ import { type FileHandle, mkdir, open, readdir, rm, stat } from 'node:fs/promise
 import path from 'node:path';
 import { type Readable, Transform, type TransformCallback } from 'node:stream';
 import { writeBody } from '../drivers/write-file.js';
-import { bodyBytesReceived } from '../util/young-gc.js';
+import { bodyBytesReceived, bodyReceiving } from '../util/young-gc.js';
 
 /** Folder of temp_dir holding one folder per resumable upload (its staging file). */
 export const STAGING_FOLDER = 'resumable';
@@ -37,6 +37,7 @@ export class PartMeter extends Transform {
   bytes = 0;
   readonly hash;
   private readonly exact: boolean;
+  private readonly received = bodyReceiving();
   constructor(
     private readonly limit: number,
     opts: { algorithm?: string; exact?: boolean } = {},
@@ -55,8 +56,13 @@ export class PartMeter extends Transform {
     cb(null, chunk);
   }
   override _flush(cb: TransformCallback): void {
+    this.received();
     if (this.exact && this.bytes !== this.limit) return cb(new PartTooShort(`the body ended after ${this.bytes} of the ${this.limit} bytes expected`));
     cb();
+  }
+  override _destroy(err: Error | null, cb: (error?: Error | null) => void): void {
+    this.received();
+    cb(err);
   }
 }
 

@@ -16,6 +16,7 @@ type Collect = (options: { type: 'minor' }) => void;
 const parallelByDefault = !/--(no-parallel-scavenge|single-threaded-gc)\b/.test([...process.execArgv, process.env.NODE_OPTIONS ?? ''].join(' '));
 let collect: Collect | null | undefined;
 let received = 0;
+let receiving = 0;
 
 /**
  * V8's `gc` function: the global one when node runs with --expose-gc, otherwise taken from a
@@ -37,6 +38,32 @@ function collector(): Collect | null {
   }
   return collect;
 }
+
+/**
+ * A body begins to arrive (until the function returned is called; later calls do nothing); see
+ * bodiesReceiving.
+ */
+export function bodyReceiving(): () => void {
+  receiving++;
+  let ended = false;
+  return () => {
+    if (ended) return;
+    ended = true;
+    receiving--;
+  };
+}
+
+/**
+ * The bodies being received now (bodyReceiving). Several at once must each hold fewer bytes
+ * before they are written (drivers/write-file.ts): V8 counts the memory of body chunks allocated
+ * since its last full collection against the old generation's limit, and once a full collection
+ * has set that limit close to the heap (after an idle spell, the memory reducer's), three bodies
+ * holding 1 MiB batches each, with the chunks between two young collections, went past it again and
+ * again: a full collection every 60-90 ms, and 4-4.5 server CPU s per GiB against 1.5 for one body.
+ * A chunk alive at two young collections also moves to the old generation, which only a full
+ * collection frees: the collections are not spaced further apart instead.
+ */
+export const bodiesReceiving = (): number => receiving;
 
 /** Counts `bytes` of a request body received; after every YOUNG_GC_EVERY bytes (all requests together), collects young garbage. */
 export function bodyBytesReceived(bytes: number): void {

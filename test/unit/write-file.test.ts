@@ -9,7 +9,7 @@ import { afterAll, describe, expect, it, vi } from 'vitest';
 import type { FileHandle } from 'node:fs/promises';
 import { writeBody, writeUploadTo } from '../../src/drivers/write-file.js';
 import { UploadIntegrityError } from '../../src/drivers/types.js';
-import { bodyBytesReceived, YOUNG_GC_EVERY } from '../../src/util/young-gc.js';
+import { bodiesReceiving, bodyBytesReceived, bodyReceiving, YOUNG_GC_EVERY } from '../../src/util/young-gc.js';
 
 const dir = mkdtempSync(path.join(os.tmpdir(), 'atrium-write-file-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -105,6 +105,34 @@ describe('writeBody batches', () => {
     expect(tail.length).toBeGreaterThanOrEqual(4);
     for (const w of tail) expect(w.length).toBeLessThanOrEqual(256 * 1024);
     expect(writes.at(-1)!.position + writes.at(-1)!.length).toBe(data.length);
+  });
+
+  it('shares the 1 MiB batch among the bodies arriving at once, and counts a body only while it arrives', async () => {
+    const data = randomBytes(3 * MiB + 100_000);
+    const before = bodiesReceiving();
+    // Two other bodies arriving meanwhile: this one's batches are a third of 1 MiB.
+    const others = [bodyReceiving(), bodyReceiving()];
+    try {
+      const { fh, bytes, writes } = recordingHandle(data.length);
+      expect(await writeBody(fh, chunks(data, 16384), { position: 0 })).toBe(data.length);
+      expect(bytes.equals(data)).toBe(true);
+      const third = Math.floor(MiB / 3);
+      for (const w of writes.slice(0, -1)) {
+        expect(w.length).toBeGreaterThanOrEqual(third);
+        expect(w.length).toBeLessThan(third + 16384);
+      }
+      expect(bodiesReceiving()).toBe(before + 2);
+    } finally {
+      for (const done of others) {
+        done();
+        done(); // a second call does nothing
+      }
+    }
+    expect(bodiesReceiving()).toBe(before);
+    // Alone again: 1 MiB batches.
+    const { fh, writes } = recordingHandle(data.length);
+    await writeBody(fh, chunks(data, 16384), { position: 0 });
+    expect(writes.slice(0, -1).every((w) => w.length >= MiB)).toBe(true);
   });
 
   it('keeps 1 MiB batches to the end when the size is not known', async () => {
