@@ -151,17 +151,28 @@ describe('young collections during uploads', () => {
     const deadChunks = () => {
       for (let i = 0; i < 150; i++) Buffer.alloc(65536, i);
     };
-    bodyBytesReceived(YOUNG_GC_EVERY); // whatever the earlier tests counted, start from a collection
-    await tick();
-    deadChunks(); // about 9.8 MB of chunks that nothing references any more
-    await tick();
-    const before = process.memoryUsage().arrayBuffers;
-    bodyBytesReceived(YOUNG_GC_EVERY - 1);
-    await tick();
-    expect(process.memoryUsage().arrayBuffers).toBeGreaterThan(before - 1e6); // below the threshold: kept
-    bodyBytesReceived(1);
-    await tick();
-    expect(process.memoryUsage().arrayBuffers).toBeLessThan(before - 8e6);
+    // V8 may collect on its own while the chunks wait below the threshold (CI saw it once): that
+    // says nothing of this code, so such an attempt is made again; five in a row fail the test.
+    const profiler = new v8.GCProfiler();
+    for (let attempt = 1; ; attempt++) {
+      bodyBytesReceived(YOUNG_GC_EVERY); // whatever the earlier tests counted, start from a collection
+      await tick();
+      profiler.start();
+      deadChunks(); // about 9.8 MB of chunks that nothing references any more
+      await tick();
+      const before = process.memoryUsage().arrayBuffers;
+      bodyBytesReceived(YOUNG_GC_EVERY - 1);
+      await tick();
+      const kept = process.memoryUsage().arrayBuffers;
+      const v8Collections = profiler.stop().statistics.length;
+      if (v8Collections > 0 && attempt < 5) continue;
+      expect(v8Collections).toBe(0);
+      expect(kept).toBeGreaterThan(before - 1e6); // below the threshold: kept
+      bodyBytesReceived(1);
+      await tick();
+      expect(process.memoryUsage().arrayBuffers).toBeLessThan(before - 8e6);
+      break;
+    }
     expect(vm.runInNewContext('typeof gc')).toBe('undefined');
     expect((globalThis as { gc?: unknown }).gc).toBeUndefined();
   });
