@@ -27,8 +27,33 @@ export interface OpenedResponse {
   url: URL;
 }
 
-/** A request whose connection goes to the address the guard checked, never to a second lookup's answer. */
+/**
+ * A request whose connection goes to the address the guard checked, never to a second lookup's
+ * answer. Sent on a kept-alive connection that the peer closed meanwhile (its idle timeout, a
+ * restart: the request and the peer's close cross), it fails before any answer with a reset;
+ * the request (a GET or HEAD, nothing sent but headers) is then made once more, on a new
+ * connection, as browsers do. A failure on a new connection is the peer's answer and is kept.
+ */
 async function request(url: URL, address: string, family: 4 | 6, opts: GuardedRequestOptions): Promise<IncomingMessage> {
+  try {
+    return await requestOnce(url, address, family, opts);
+  } catch (err) {
+    if (!(err instanceof StaleConnection) || opts.signal?.aborted) throw err instanceof StaleConnection ? err.reset : err;
+    return requestOnce(url, address, family, opts, true);
+  }
+}
+
+/** A reset on a reused kept-alive connection before any answer; `reset` is what the socket said. */
+class StaleConnection extends Error {
+  constructor(readonly reset: Error) {
+    super(reset.message);
+  }
+}
+
+const STALE_CODES = new Set(['ECONNRESET', 'EPIPE']);
+
+/** `fresh`: on a connection of its own, not one from the pool (which may hold more closed ones). */
+async function requestOnce(url: URL, address: string, family: 4 | 6, opts: GuardedRequestOptions, fresh = false): Promise<IncomingMessage> {
   const pinned: LookupFunction = (_host, options, cb) => {
     if (options.all) (cb as (e: null, a: Array<{ address: string; family: number }>) => void)(null, [{ address, family }]);
     else cb(null, address, family);
@@ -45,6 +70,7 @@ async function request(url: URL, address: string, family: 4 | 6, opts: GuardedRe
       lookup: opts.allowPrivate ? undefined : pinned,
       signal: opts.signal,
       timeout: idle,
+      ...(fresh ? { agent: false } : {}),
     });
     const headersTimer = setTimeout(() => req.destroy(new Error(`no answer from ${url.host} within ${HEADERS_TIMEOUT_MS / 1000} s`)), HEADERS_TIMEOUT_MS);
     req.on('timeout', () => req.destroy(new Error(`connection to ${url.host} idle for ${idle / 1000} s`)));
@@ -52,9 +78,9 @@ async function request(url: URL, address: string, family: 4 | 6, opts: GuardedRe
       clearTimeout(headersTimer);
       resolve(res);
     });
-    req.on('error', (err) => {
+    req.on('error', (err: NodeJS.ErrnoException) => {
       clearTimeout(headersTimer);
-      reject(err);
+      reject(req.reusedSocket && STALE_CODES.has(err.code ?? '') ? new StaleConnection(err) : err);
     });
     req.end();
   });
