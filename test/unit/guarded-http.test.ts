@@ -70,6 +70,7 @@ describe('openGuarded on kept-alive connections', () => {
 
   it('names the refused connect of a peer that stopped, whatever connection was kept alive to it', async () => {
     const p = peer(() => 'ok');
+    peers.push(p); // stopped again after the test: closing a stopped server only reports that it was
     const url = await p.listen();
     expect(await get(url)).toBe('200 conn 0');
     await p.stop();
