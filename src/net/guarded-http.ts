@@ -3,6 +3,8 @@ import type { LookupFunction } from 'node:net';
 import { resolveTarget } from '../offline/url-guard.js';
 
 const MAX_REDIRECTS = 10;
+/** What a reused connection the peer had closed fails with. */
+const STALE_CODES = new Set(['ECONNRESET', 'EPIPE']);
 const HEADERS_TIMEOUT_MS = 30_000;
 const DEFAULT_IDLE_TIMEOUT_MS = 60_000;
 /** Request headers not carried to another origin when a redirect leaves the first one. */
@@ -31,29 +33,11 @@ export interface OpenedResponse {
  * A request whose connection goes to the address the guard checked, never to a second lookup's
  * answer. Sent on a kept-alive connection that the peer closed meanwhile (its idle timeout, a
  * restart: the request and the peer's close cross), it fails before any answer with a reset;
- * the request (a GET or HEAD, nothing sent but headers) is then made once more, on a new
- * connection, as browsers do. A failure on a new connection is the peer's answer and is kept.
+ * the request (a GET or HEAD, nothing sent but headers) is then made once more, on a connection
+ * of its own (`fresh`: not one from the pool, which may hold more closed ones), as browsers do. A
+ * failure on a new connection is the peer's answer and is kept.
  */
-async function request(url: URL, address: string, family: 4 | 6, opts: GuardedRequestOptions): Promise<IncomingMessage> {
-  try {
-    return await requestOnce(url, address, family, opts);
-  } catch (err) {
-    if (!(err instanceof StaleConnection) || opts.signal?.aborted) throw err instanceof StaleConnection ? err.reset : err;
-    return requestOnce(url, address, family, opts, true);
-  }
-}
-
-/** A reset on a reused kept-alive connection before any answer; `reset` is what the socket said. */
-class StaleConnection extends Error {
-  constructor(readonly reset: Error) {
-    super(reset.message);
-  }
-}
-
-const STALE_CODES = new Set(['ECONNRESET', 'EPIPE']);
-
-/** `fresh`: on a connection of its own, not one from the pool (which may hold more closed ones). */
-async function requestOnce(url: URL, address: string, family: 4 | 6, opts: GuardedRequestOptions, fresh = false): Promise<IncomingMessage> {
+async function request(url: URL, address: string, family: 4 | 6, opts: GuardedRequestOptions, fresh = false): Promise<IncomingMessage> {
   const pinned: LookupFunction = (_host, options, cb) => {
     if (options.all) (cb as (e: null, a: Array<{ address: string; family: number }>) => void)(null, [{ address, family }]);
     else cb(null, address, family);
@@ -80,7 +64,9 @@ async function requestOnce(url: URL, address: string, family: 4 | 6, opts: Guard
     });
     req.on('error', (err: NodeJS.ErrnoException) => {
       clearTimeout(headersTimer);
-      reject(req.reusedSocket && STALE_CODES.has(err.code ?? '') ? new StaleConnection(err) : err);
+      const stale = !fresh && req.reusedSocket && STALE_CODES.has(err.code ?? '') && !opts.signal?.aborted;
+      if (stale) resolve(request(url, address, family, opts, true));
+      else reject(err);
     });
     req.end();
   });
