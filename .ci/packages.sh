@@ -9,6 +9,8 @@ PACKAGES+=(pure-ftpd openssl nginx samba smbclient)
 PACKAGES+=(zip unzip bzip2 xz-utils zstd 7zip libarchive-tools python3)
 # LDAP sign-in tests (test/api/ldap.test.ts) run their own slapd.
 PACKAGES+=(slapd ldap-utils)
+# Thumbnails (src/thumbs/): PDF first pages; vipsthumbnail is the thumbnail benchmark's peer (bench/thumbs.ts).
+PACKAGES+=(poppler-utils libvips-tools)
 missing=()
 for p in "${PACKAGES[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")

@@ -23,6 +23,7 @@ import { fmtBytes, fmtNum, GiB, median, MiB, nowMs, summarize, type Summary } fr
 import { envInt } from './lib/params.js';
 import { errorText, machine, shortError } from './lib/report.js';
 import type { AreaResult, BenchContext, BenchModule, SummaryRow } from './lib/types.js';
+import { auditPairs } from './lib/audit-pairs.js';
 
 /**
  * The admin password of the run's data folder: ATRIUM_ADMIN_PASSWORD only counts when the
@@ -106,6 +107,8 @@ async function run(ctx: BenchContext, result: AreaResult): Promise<void> {
     await listingBenchmarks(ctx, result, P, dataDir, filesDir);
     signal.throwIfAborted();
     await downloadBenchmarks(ctx, result, P, dataDir, filesDir, bigName, { nginx: Boolean(nginxPath), rclone: Boolean(rclonePath) });
+    signal.throwIfAborted();
+    await auditBenchmarks(ctx, result, P, dataDir, bigName);
   } finally {
     ctx.log('removing the temp folder');
     removeTempDir(tmp);
@@ -517,3 +520,44 @@ export const readBench: BenchModule = {
   budgetMs: (quick) => (quick ? 15 : 60) * 60_000,
   run,
 };
+
+// -----------------------------------------------------------------------------------------------
+// The audit log on vs off (issue 37): cached listing p50 and one-client download throughput
+
+async function auditBenchmarks(ctx: BenchContext, result: AreaResult, P: Params, dataDir: string, bigName: string): Promise<void> {
+  const { signal } = ctx;
+  const n = Math.min(...P.listSizes);
+  const pairs = envInt('BENCH_AUDIT_PAIRS') ?? (ctx.quick ? 3 : 5);
+  let atrium: Atrium | undefined;
+  try {
+    atrium = await startAtrium(ctx.repoRoot, dataDir, { signal, password: adminPassword });
+    const a = atrium;
+    const { data } = await apiCall<{ sign?: string }>(a.base, '/api/fs/get', { token: a.token, body: { path: `/${bigName}`, password: '' } });
+    const url = `${a.base}/d/${encodeURIComponent(bigName)}${data.sign ? `?sign=${encodeURIComponent(data.sign)}` : ''}`;
+    const list = async () => {
+      const r = await request(`${a.base}/api/fs/list`, { headers: { authorization: a.token }, body: { path: `/list-${n}`, page: 1, per_page: 0, refresh: false, password: '' }, timeoutMs: 120_000, signal });
+      if (r.status !== 200 || !r.body.toString('utf8').startsWith('{"code":200')) throw new Error(`/api/fs/list /list-${n}: HTTP ${r.status}`);
+      return r.ms;
+    };
+    await list();
+    await parallelDownload(P.client, url, 1, P.fileSize, timeoutFor(P.fileSize), signal);
+    await auditPairs(ctx, result, a, [
+      {
+        name: `cached list ${n} p50`,
+        unit: 'ms',
+        better: 'lower',
+        run: async () => {
+          const ms: number[] = [];
+          for (let i = 0; i < P.listRuns[n]!; i++) ms.push(await list());
+          return median(ms);
+        },
+      },
+      { name: 'download /d, 1 client', unit: 'MB/s', better: 'higher', run: async () => (await parallelDownload(P.client, url, 1, P.fileSize, timeoutFor(P.fileSize), signal)).mbps },
+    ], pairs);
+  } catch (err) {
+    signal.throwIfAborted();
+    result.errors.push({ benchmark: 'audit log on vs off', subject: 'atrium', message: errorText(err) });
+  } finally {
+    await atrium?.stop();
+  }
+}

@@ -11,6 +11,7 @@
 //   BENCH_COPY_FILES=n   write: files in the copied folder (default 10 000)
 //   BENCH_WRITE_FSYNC=1  write: a timed `sync <file>` after every write
 //   BENCH_PREFAULT=0     write: no untimed scratch write before each timed one
+//   BENCH_THUMB_FILES=n BENCH_THUMB_WORKERS=n   thumbs: JPEGs made (default 1 000, quick 40), workers (default: CPUs)
 //   BENCH_PAGE_REPORTING=keep  leave the VM's free page reporting as it is (lib/page-reporting.ts)
 //
 // Every process and temp folder started is stopped / removed at the end, on error and on
@@ -34,6 +35,9 @@ import { startupBench } from './startup.js';
 import { archiveBench } from './archive.js';
 import { s3Bench } from './s3.js';
 import { migrateBench } from './migrate.js';
+import { fairBench } from './fair.js';
+import { thumbsBench } from './thumbs.js';
+import { syncBench } from './sync.js';
 import { cleanupAll, installCleanup, interruption, wasInterrupted } from './lib/proc.js';
 import { markdownTable, renderDetail, SUMMARY_COLUMNS, summaryRows, writeResult } from './lib/report.js';
 import { holdFreedMemory } from './lib/page-reporting.js';
@@ -41,7 +45,7 @@ import { buildAtrium } from './lib/servers.js';
 import type { AreaResult, BenchContext, BenchModule } from './lib/types.js';
 
 /** Every area, in run order. Add a module here to add an area. */
-const MODULES: BenchModule[] = [startupBench, readBench, writeBench, searchBench, sftpBench, webdavBench, loadBench, cryptBench, pathsBench, archiveBench, driversBench, s3Bench, soakBench, migrateBench, (await import('./ui.js')).uiBench];
+const MODULES: BenchModule[] = [startupBench, readBench, writeBench, searchBench, sftpBench, webdavBench, loadBench, cryptBench, pathsBench, archiveBench, driversBench, s3Bench, soakBench, migrateBench, fairBench, thumbsBench, syncBench, (await import('./ui.js')).uiBench];
 
 const benchDir = path.dirname(fileURLToPath(import.meta.url));
 const repoRoot = path.resolve(benchDir, '..');

@@ -49,6 +49,7 @@ import { fmtBytes, fmtNum, GiB, median, MiB, nowMs } from './lib/stats.js';
 import { envInt } from './lib/params.js';
 import { errorText, machine, shortError } from './lib/report.js';
 import type { AreaResult, BenchContext, BenchModule, SummaryRow } from './lib/types.js';
+import { auditPairs } from './lib/audit-pairs.js';
 
 /** See read.ts: the admin password only counts on the first start of a data folder. */
 const adminPassword = randomBytes(12).toString('base64url');
@@ -258,6 +259,8 @@ async function run(ctx: BenchContext, result: AreaResult): Promise<void> {
       await uploadBenchmarks(ctx, result, P, { atrium, atriumError, idleRss, filesDir, srcFile, chunkFiles, scratch: path.join(tmp, 'prefault.bin'), work: tmp, have: { nginx: Boolean(nginxPath), rclone: Boolean(rclonePath) } });
       signal.throwIfAborted();
       await copyBenchmarks(ctx, result, P, { atrium, atriumError, filesDir, copySrc, srcFile, scratch: path.join(tmp, 'prefault.bin'), tags: copyTags });
+      signal.throwIfAborted();
+      if (atrium) await auditBenchmarks(ctx, result, P, atrium, srcFile, filesDir);
     } finally {
       await atrium?.stop();
     }
@@ -1015,3 +1018,50 @@ export const writeBench: BenchModule = {
   budgetMs: (quick) => (quick ? 10 : 30) * 60_000,
   run,
 };
+
+// -----------------------------------------------------------------------------------------------
+// The audit log on vs off (issue 37): the big upload's throughput, and small uploads per second
+// (one event each: where a per-operation cost would show first)
+
+async function auditBenchmarks(ctx: BenchContext, result: AreaResult, P: Params, atrium: Atrium, srcFile: string, filesDir: string): Promise<void> {
+  const { signal } = ctx;
+  const pairs = envInt('BENCH_AUDIT_PAIRS') ?? (ctx.quick ? 3 : 5);
+  const small = envInt('BENCH_AUDIT_SMALL') ?? 200;
+  // `request` sends its body as JSON: a 1 KiB JSON string is the file's content.
+  const put = async (name: string, body: string) => {
+    const r = await request(`${atrium.base}/api/fs/put`, { method: 'PUT', headers: { authorization: atrium.token, 'file-path': encodeURIComponent(`/audit-bench/${name}`) }, body, timeoutMs: 60_000, signal });
+    if (r.status !== 200 || !r.body.toString('utf8').startsWith('{"code":200')) throw new Error(`/api/fs/put: HTTP ${r.status}: ${r.body.toString('utf8').slice(0, 200)}`);
+  };
+  let round = 0;
+  try {
+    await auditPairs(ctx, result, atrium, [
+      {
+        name: `upload ${fmtBytes(P.fileSize)} /api/fs/put`,
+        unit: 'MB/s',
+        better: 'higher',
+        run: async () => {
+          const r = await curlUpload(`${atrium.base}/api/fs/put`, srcFile, { headers: { Authorization: atrium.token, 'File-Path': encodeURIComponent('/audit-bench/big.bin') }, timeoutS: timeoutSFor(P.fileSize), signal });
+          if (r.status !== 200 || !r.body.startsWith('{"code":200')) throw new Error(`/api/fs/put: HTTP ${r.status}: ${r.body.slice(0, 200)}`);
+          return P.fileSize / r.seconds / 1e6;
+        },
+      },
+      {
+        name: `${small} small uploads (1 KiB, one at a time)`,
+        unit: 'ops/s',
+        better: 'higher',
+        run: async () => {
+          const body = 'x'.repeat(1022);
+          const t0 = nowMs();
+          round++;
+          for (let i = 0; i < small; i++) await put(`s-${round}-${i}.bin`, body);
+          return small / ((nowMs() - t0) / 1000);
+        },
+      },
+    ], pairs);
+  } catch (err) {
+    signal.throwIfAborted();
+    result.errors.push({ benchmark: 'audit log on vs off', subject: 'atrium', message: errorText(err) });
+  } finally {
+    await fs.rm(path.join(filesDir, 'audit-bench'), { recursive: true, force: true });
+  }
+}

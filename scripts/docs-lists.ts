@@ -24,7 +24,8 @@ export function settingsPage(): string {
     .filter((s) => s.flag !== FLAG.DEPRECATED)
     .map((s) => {
       let value: string;
-      if (second.get(s.key) !== s.value) value = '(random per installation)';
+      if (s.docDefault) value = `(${s.docDefault})`;
+      else if (second.get(s.key) !== s.value) value = '(random per installation)';
       else if (s.value.includes('\n') || s.value.length > 60) value = '(long text, see the manage page)';
       else value = s.value === '' ? '""' : `\`${cell(s.value)}\``;
       const options = s.options ? ` (${cell(s.options)})` : '';

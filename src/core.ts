@@ -1,7 +1,7 @@
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { Accounts } from './auth/accounts.js';
-import { AuthCache, CachedSessionsRepo, CachedUsersRepo } from './auth/auth-cache.js';
+import { AuthCache, CachedGroupsRepo, CachedSessionsRepo, CachedUsersRepo } from './auth/auth-cache.js';
 import { LoginLimiter } from './auth/login-limiter.js';
 import { TokenService } from './auth/tokens.js';
 import { envAdminPassword } from './config/env.js';
@@ -13,9 +13,9 @@ import type { SessionsRepo } from './db/sessions.js';
 import { SharesRepo } from './db/shares.js';
 import { Shares } from './shares/service.js';
 import { ShareStreams } from './shares/streams.js';
-import { SshKeysRepo } from './db/ssh-keys.js';
-import { S3KeysRepo } from './db/s3-keys.js';
-import { AppPasswordsRepo } from './db/app-passwords.js';
+import { APP_PASSWORDS, type AppPasswordsRepo, S3_KEYS, type S3KeysRepo, SSH_KEYS, type SshKeysRepo, UserKeysRepo } from './db/user-keys.js';
+import { ObjectTagsRepo } from './db/object-tags.js';
+import { ObjectDigestsRepo } from './db/object-digests.js';
 import { AppPasswords } from './auth/app-passwords.js';
 import { LdapDirectory } from './auth/ldap.js';
 import { SsoService } from './auth/sso.js';
@@ -27,6 +27,10 @@ import { StoragesRepo } from './db/storages.js';
 import { SearchNodesRepo } from './db/search-nodes.js';
 import { TasksRepo } from './db/tasks.js';
 import type { UsersRepo } from './db/users.js';
+import type { GroupsRepo } from './db/groups.js';
+import { Groups } from './auth/groups.js';
+import { QuotaUsageRepo } from './db/quota-usage.js';
+import { groupOwner, Quotas, userOwner } from './view/quota.js';
 import { UploadsRepo } from './db/uploads.js';
 import { type Logger, createLogger } from './logger.js';
 import { ListingCache } from './fs/cache.js';
@@ -39,21 +43,41 @@ import { Storages } from './fs/storages.js';
 import { FsWriter } from './fs/write.js';
 import { DriverFs } from './fs/driver-fs.js';
 import { type OfflineOptions, OfflineDownloads } from './offline/service.js';
+import { Messenger } from './messenger/messenger.js';
 import { createOfflineTools } from './offline/tools.js';
-import { TASK_KINDS, TaskManager, type TaskManagerOptions } from './tasks/manager.js';
-import { builtinSettings, TASK_THREAD_SETTINGS, type ThreadedTaskKind } from './settings/defaults.js';
+import { TaskManager, type TaskManagerOptions } from './tasks/manager.js';
+import { TASK_KIND_NAMES, TASK_KINDS } from './tasks/kinds.js';
+import { builtinSettings, TASK_THREAD_SETTINGS } from './settings/defaults.js';
 import { Settings } from './settings/service.js';
 import { SearchService } from './search/service.js';
 import { Cluster } from './cluster/index.js';
 import { Metrics } from './metrics/metrics.js';
 import { LinkFetcher, URL_FETCH_SETTING } from './net/link-fetch.js';
 import { Views } from './view/view.js';
+import { TaskAccess } from './view/task-access.js';
 import { Archives } from './archive/service.js';
 import { Uploads } from './uploads/service.js';
 import { SpeedLimits } from './net/speed-limit.js';
+import { OpEvents } from './audit/events.js';
+import { HooksRepo } from './db/hooks.js';
+import { type HookOptions, Hooks } from './hooks/service.js';
+import { AuditLog } from './audit/log.js';
+import { AuditEventsRepo } from './db/audit-events.js';
+import { StateVersionsRepo } from './db/state-versions.js';
+import { TrashRepo } from './db/trash.js';
+import { SyncJobsRepo } from './db/sync-jobs.js';
+import { SyncService } from './sync/service.js';
+import { TrashBin } from './fs/trash.js';
+import { Thumbs } from './thumbs/service.js';
+import { WopiFilesRepo } from './db/wopi-files.js';
+import { WopiHost } from './wopi/host.js';
+import { DbFailureStore } from './db/login-failures.js';
+import { DavLocksRepo } from './db/dav-locks.js';
+import { FileLocks } from './fs/locks.js';
 
 export interface Repos {
   users: UsersRepo;
+  groups: GroupsRepo;
   sessions: SessionsRepo;
   settings: SettingsRepo;
   storages: StoragesRepo;
@@ -61,12 +85,20 @@ export interface Repos {
   metas: MetasRepo;
   sshKeys: SshKeysRepo;
   s3Keys: S3KeysRepo;
+  /** S3 object tags (protocols/s3/tagging.ts). */
+  objectTags: ObjectTagsRepo;
+  /** The MD5s and precise modification times of objects written through S3 (protocols/s3/digests.ts). */
+  objectDigests: ObjectDigestsRepo;
   appPasswords: AppPasswordsRepo;
   webauthn: WebauthnRepo;
   searchNodes: SearchNodesRepo;
   shares: SharesRepo;
   uploads: UploadsRepo;
   ssoFlows: SsoFlowsRepo;
+  /** The audit log's events (audit/log.ts writes them, `/api/admin/audit/list` and `atrium audit` read them). */
+  auditEvents: AuditEventsRepo;
+  /** Event hooks and their outbox (hooks/). */
+  hooks: HooksRepo;
 }
 
 /** Everything a process holds once: configuration, database, repositories and services. */
@@ -78,6 +110,10 @@ export interface Core {
   repos: Repos;
   settings: Settings;
   accounts: Accounts;
+  /** Groups of users: bits and roots their members gain (`/api/admin/group/*`, `atrium group`). */
+  groups: Groups;
+  /** Quotas of users and groups: usage kept as writes happen, scans (view/quota.ts). */
+  quotas: Quotas;
   /** OpenID Connect single sign-on (`/api/auth/sso*`). */
   sso: SsoService;
   /** Passkeys (WebAuthn): registration on the profile, sign-in on the login page. */
@@ -95,6 +131,8 @@ export interface Core {
   links: LinkFetcher;
   tasks: TaskManager;
   offline: OfflineDownloads;
+  /** OpenList's channel between server parts and the admin's Messenger page (`/api/admin/message/*`). */
+  messenger: Messenger;
   /** Archives browsed as folders and extracted by tasks (archive/). */
   archives: Archives;
   search: SearchService;
@@ -110,6 +148,22 @@ export interface Core {
   metrics: Metrics;
   /** Resumable uploads (OpenList's multipart routes and tus): state in the database, bytes in temp_dir. */
   uploads: Uploads;
+  /** Every operation as an event (audit/events.ts): the audit log and hooks consume them. */
+  events: OpEvents;
+  /** The audit log: every event of `events`, batched into the database (audit/log.ts). */
+  audit: AuditLog;
+  /** Event hooks: rules matched against `events`, delivered from the database (hooks/). */
+  hooks: Hooks;
+  /** WebDAV locks in the database; the view refuses other fronts' writes to a locked path (fs/locks.ts). */
+  /** Thumbnails for every storage, made in the background and cached on disk (thumbs/). */
+  thumbs: Thumbs;
+  /** Each storage's trash: where deletes go, listed, restored, purged (fs/trash.ts). */
+  trash: TrashBin;
+  locks: FileLocks;
+  /** The WOPI host: online offices' sessions and callbacks, on the users' live views (wopi/). */
+  wopi: WopiHost;
+  /** Sync jobs: runs as tasks through the owner's view, a lease per job, cron schedules (sync/). */
+  sync: SyncService;
   close(): Promise<void>;
 }
 
@@ -121,6 +175,8 @@ export interface OpenOptions {
   tasks?: TaskManagerOptions;
   /** SQLite's WAL checkpoints in a worker thread (`atrium server`: no fsync on the event loop). */
   checkpointer?: boolean;
+  /** Hook delivery timing (tests: short backoff). */
+  hooks?: HookOptions;
 }
 
 export function openCore(loaded: LoadedConfig, opts: OpenOptions = {}): Core {
@@ -128,63 +184,56 @@ export function openCore(loaded: LoadedConfig, opts: OpenOptions = {}): Core {
   const log = opts.log ?? createLogger(config, { quiet: opts.quiet });
   const db = openDatabase(config.database, { checkpointer: opts.checkpointer });
   const authCache = new AuthCache();
-  const repos: Repos = {
-    users: new CachedUsersRepo(db, authCache),
-    sessions: new CachedSessionsRepo(db, authCache),
-    settings: new SettingsRepo(db),
-    storages: new StoragesRepo(db),
-    tasks: new TasksRepo(db),
-    metas: new MetasRepo(db),
-    sshKeys: new SshKeysRepo(db),
-    s3Keys: new S3KeysRepo(db),
-    appPasswords: new AppPasswordsRepo(db),
-    webauthn: new WebauthnRepo(db),
-    searchNodes: new SearchNodesRepo(db),
-    shares: new SharesRepo(db),
-    uploads: new UploadsRepo(db),
-    ssoFlows: new SsoFlowsRepo(db),
-  };
-  const taskWorkers = Object.fromEntries(Object.keys(TASK_THREAD_SETTINGS).map((kind) => [kind, config.tasks[TASK_KINDS[kind as ThreadedTaskKind]].workers]));
+  const repos = openRepos(db, authCache);
+  const taskWorkers = Object.fromEntries(TASK_KIND_NAMES.map((kind) => [kind, config.tasks[TASK_KINDS[kind]].workers]));
   const settings = new Settings(repos.settings, () => builtinSettings({ taskWorkers }));
   const limiter = new LoginLimiter();
   const tokens = new TokenService(config.jwt_secret, config.token_expires_in, repos.sessions);
   const appPasswords = new AppPasswords(repos.appPasswords);
-  const accounts = new Accounts(repos.users, settings, tokens, limiter, repos.sshKeys, repos.shares, appPasswords, new LdapDirectory(settings));
+  const events = new OpEvents();
   const sso = new SsoService(settings, repos.users, repos.ssoFlows);
-  accounts.ssoBinding = (user, value) => sso.bindingFor(user, value);
-  const passkeys = new Passkeys(repos.webauthn, repos.users, settings, limiter, (user, client) => accounts.issueSession(user, client));
-  accounts.onDeleteUser = async (id) => {
-    await repos.s3Keys.deleteOfUser(id);
-    await passkeys.removeAllOf(id);
-  };
+  const { accounts, passkeys } = openAccounts({ repos, settings, tokens, limiter, appPasswords, events, sso });
   const fileTypes = new FileTypes(settings);
   const links = new LinkFetcher(() => settings.getBool(URL_FETCH_SETTING));
-  const storages = new Storages(repos.storages, log, config.temp_dir, (name) => fileTypes.ofName(name), links);
+  const signer = new Signer(settings);
+  // Storages, the fs layer over them and the virtual tree over both need each other: functions
+  // each way, called once the core is built (a storage is mounted at bootstrap).
+  const storages = new Storages({
+    repo: repos.storages,
+    log,
+    tempDir: config.temp_dir,
+    fileType: (name) => fileTypes.ofName(name),
+    links,
+    vfs: () => driverFs,
+    sign: (p) => signer.sign(p),
+    siteUrl: config.site_url,
+    onChange: (id) => fs.dropStorageCache(id),
+    onDriverError: (driver, op) => metrics.driverError(driver, op),
+  });
   const listingCache = new ListingCache();
   const fs = new Fs(storages, listingCache);
-  storages.onChange = (id) => fs.dropStorageCache(id);
   const metas = new Metas(repos.metas);
-  const tasks = new TaskManager(repos.tasks, config.tasks, log, opts.tasks);
-  const applyThreads = () => {
-    for (const [kind, key] of Object.entries(TASK_THREAD_SETTINGS)) tasks.setWorkers(kind as ThreadedTaskKind, settings.getNumber(key));
-  };
-  settings.onChange((keys) => {
-    if (keys.some((k) => k.endsWith('_task_threads_num'))) applyThreads();
-  });
-  settings.onLoad(applyThreads);
+  // Each task decides every name it writes on its creator's view as it is then; tasks run once the core (and its views) exist.
+  const taskAccess = new TaskAccess(() => views);
+  const tasks = new TaskManager(repos.tasks, config.tasks, log, { ...opts.tasks, access: taskAccess, hostRoots: [config.temp_dir, dataDir] });
+  followTaskThreads(settings, tasks);
   const speed = new SpeedLimits(settings);
-  const writer = new FsWriter(fs, tasks, links, speed);
+  const trash = new TrashBin(new TrashRepo(db), storages, log);
+  const writer = new FsWriter(fs, tasks, links, speed, trash);
   const search = new SearchService({ repo: repos.searchNodes, settings, fs, changes: writer.changes, metas, metasRepo: repos.metas, fileTypes, log });
-  storages.vfs = new DriverFs(fs, writer, links);
-  const signer = new Signer(settings);
-  storages.sign = (p) => signer.sign(p);
-  storages.siteUrl = config.site_url;
+  const driverFs = new DriverFs(fs, writer, links);
   const offline = new OfflineDownloads(tasks, fs, writer, settings, createOfflineTools(opts.offline), config.temp_dir, log, opts.offline);
   const shareStreams = new ShareStreams();
   const archives = new Archives(fs, writer, links, settings, tasks, config.temp_dir);
-  const cluster = new Cluster(config.redis, { fs, storages, settings, metas, tasks, auth: authCache, shareStreams, log });
-  const metrics = new Metrics(tasks, listingCache, () => db.queries());
-  storages.onDriverError = (driver, op) => metrics.driverError(driver, op);
+  const hooks = new Hooks(repos.hooks, events, { allowPrivate: () => settings.getBool(URL_FETCH_SETTING), allowCommands: config.hooks.allow_commands }, log, opts.hooks);
+  const cluster = new Cluster(config.redis, { fs, storages, settings, metas, tasks, auth: authCache, hooks, shareStreams, versions: new StateVersionsRepo(db), limiter, dbFailures: new DbFailureStore(db), log });
+  const thumbs = new Thumbs({ fs, settings, links, fileType: (name) => fileTypes.ofName(name), dir: path.join(dataDir, 'thumbs'), log });
+  const metrics = new Metrics(tasks, listingCache, () => db.queries(), () => ({ ...thumbs.stats, waiting: thumbs.waiting }));
+  const locks = new FileLocks(new DavLocksRepo(db), config.redis.url !== '');
+  const quotas = new Quotas(new QuotaUsageRepo(db), fs, log);
+  quotas.start({ withQuota: async () => [...(await repos.users.withQuota()).map(userOwner), ...(await repos.groups.withQuota()).map(groupOwner)] });
+  const views = new Views({ fs, writer, metas, settings, links, archives, locks, trash, events, signer, log, thumbs, quotas, repos: { users: repos.users } });
+  const shares = new Shares({ fs, writer, metas, settings, links, archives, locks, trash, events, signer, log, thumbs, quotas, repos: { users: repos.users }, views, limiter, cluster }, repos.shares, shareStreams);
   const core: Core = {
     dataDir,
     config,
@@ -193,18 +242,20 @@ export function openCore(loaded: LoadedConfig, opts: OpenOptions = {}): Core {
     repos,
     settings,
     accounts,
+    groups: new Groups(repos.groups, repos.users, events),
     sso,
     passkeys,
     limiter,
     metas,
-    views: undefined as unknown as Views,
-    shares: undefined as unknown as Shares,
+    views,
+    shares,
     storages,
     fs,
     writer,
     links,
     tasks,
     offline,
+    messenger: new Messenger(),
     archives,
     search,
     scan: new ManualScan(fs, log),
@@ -215,18 +266,106 @@ export function openCore(loaded: LoadedConfig, opts: OpenOptions = {}): Core {
     cluster,
     metrics,
     uploads: new Uploads(repos.uploads, settings, writer, config.temp_dir, log),
-    close: async () => {
-      core.uploads.stop();
-      await search.close();
-      await tasks.stop();
-      await cluster.close();
-      await storages.ready();
-      await db.close();
-    },
+    events,
+    audit: new AuditLog(events, repos.auditEvents, settings, log),
+    hooks,
+    locks,
+    trash,
+    thumbs,
+    quotas,
+    wopi: new WopiHost({ views, shares, locks, settings, links, files: new WopiFilesRepo(db), secret: config.jwt_secret, tempDir: config.temp_dir }),
+    sync: new SyncService({ repo: new SyncJobsRepo(db), views: () => views, tasks, users: repos.users, log, singleProcess: db.type === 'sqlite3' }),
+    close: () => closeCore(core),
   };
-  core.views = new Views(core);
-  core.shares = new Shares(core, repos.shares, shareStreams);
   return core;
+}
+
+/** Every repository over the one database (users and sessions through the auth cache). */
+function openRepos(db: DbHandle, authCache: AuthCache): Repos {
+  return {
+    users: new CachedUsersRepo(db, authCache),
+    groups: new CachedGroupsRepo(db, authCache),
+    sessions: new CachedSessionsRepo(db, authCache),
+    settings: new SettingsRepo(db),
+    storages: new StoragesRepo(db),
+    tasks: new TasksRepo(db),
+    metas: new MetasRepo(db),
+    sshKeys: new UserKeysRepo(db, SSH_KEYS),
+    s3Keys: new UserKeysRepo(db, S3_KEYS),
+    objectTags: new ObjectTagsRepo(db),
+    objectDigests: new ObjectDigestsRepo(db),
+    appPasswords: new UserKeysRepo(db, APP_PASSWORDS),
+    webauthn: new WebauthnRepo(db),
+    searchNodes: new SearchNodesRepo(db),
+    shares: new SharesRepo(db),
+    uploads: new UploadsRepo(db),
+    ssoFlows: new SsoFlowsRepo(db),
+    auditEvents: new AuditEventsRepo(db),
+    hooks: new HooksRepo(db),
+  };
+}
+
+interface AccountDeps {
+  repos: Repos;
+  settings: Settings;
+  tokens: TokenService;
+  limiter: LoginLimiter;
+  appPasswords: AppPasswords;
+  events: OpEvents;
+  sso: SsoService;
+}
+
+/** The accounts and the passkeys that sign in through them. */
+function openAccounts({ repos, settings, tokens, limiter, appPasswords, events, sso }: AccountDeps): { accounts: Accounts; passkeys: Passkeys } {
+  // Passkeys sign in through the accounts, which drop a deleted user's passkeys: a function each way.
+  const passkeys = new Passkeys(repos.webauthn, repos.users, settings, limiter, (user, client) => accounts.issueSession(user, client));
+  const accounts = new Accounts({
+    users: repos.users,
+    settings,
+    tokens,
+    limiter,
+    sshKeys: repos.sshKeys,
+    shares: repos.shares,
+    appPasswords,
+    ldap: new LdapDirectory(settings),
+    events,
+    groups: repos.groups,
+    ssoBinding: (user, value) => sso.bindingFor(user, value),
+    onDeleteUser: async (id) => {
+      await repos.s3Keys.deleteOfUser(id);
+      await passkeys.removeAllOf(id);
+    },
+  });
+  return { accounts, passkeys };
+}
+
+/** Each task kind's worker count follows its `*_task_threads_num` setting. */
+function followTaskThreads(settings: Settings, tasks: TaskManager): void {
+  const applyThreads = () => {
+    for (const kind of TASK_KIND_NAMES) tasks.setWorkers(kind, settings.getNumber(TASK_THREAD_SETTINGS[kind]));
+  };
+  settings.onChange((keys) => {
+    if (keys.some((k) => k.endsWith('_task_threads_num'))) applyThreads();
+  });
+  settings.onLoad(applyThreads);
+}
+
+/** Stops the services in order; the audit events held are written before the database closes. */
+async function closeCore(core: Core): Promise<void> {
+  core.uploads.stop();
+  core.trash.stop();
+  core.quotas.stop();
+  core.sync.stop();
+  core.messenger.close();
+  await core.search.close();
+  await core.tasks.stop();
+  await core.cluster.close();
+  await core.storages.ready();
+  // After everything that emits: the events held are written before the database closes.
+  await core.audit.close();
+  await core.hooks.stop();
+  await core.thumbs.close();
+  await core.db.close();
 }
 
 export interface BootstrapResult {
@@ -286,5 +425,7 @@ function defaultLocalStorage(root: string) {
     proxy_range: false,
     down_proxy_url: '',
     disable_proxy_sign: false,
+    trash: '',
+    trash_days: 30,
   };
 }

@@ -1,6 +1,10 @@
-// Typed errors: every layer throws a kind; each front maps kinds to its own answer in one table
-// (server/envelope.ts for the API, protocols/webdav/errors.ts, protocols/sftp/status.ts,
-// protocols/ftp/replies.ts). No front reads a message's text to learn what went wrong.
+// Typed errors: every layer throws a kind; each front maps kinds to its own answer in one table:
+// the API envelope (API_CODE below; the cases OpenList answers otherwise: server/api-codes.ts),
+// raw links (server/raw-error.ts), tus (server/routes/tus.ts), WebDAV (protocols/webdav/errors.ts),
+// SFTP (protocols/sftp/status.ts), FTP (protocols/ftp/replies.ts), S3 (protocols/s3/errors.ts)
+// and the command line (cli/index.ts). No front reads a message's text to learn what went wrong,
+// and no throw site chooses a front's code. `Internal` (or an error that is no AppError) is a bug
+// or an unforeseen failure: every front answers it with a fixed text and logs it with its stack.
 
 /**
  * What went wrong, whatever the wording:
@@ -8,6 +12,9 @@
  *   "no access", per front); `PasswordRequired`: a folder password is missing or wrong.
  * - `PathTooLong`: a path over the limits of view/paths.ts.
  * - `Conflict`: another client changed the same thing first (a resumable upload's offset or state).
+ * - `Integrity`: the bytes stored differ from what the client declared (size or hash).
+ * - `QuotaExceeded`: a write would take a user's or group's usage past its quota (bytes or files).
+ * - `Upstream`: the storage behind a driver failed; `Unavailable`: a storage or service is not working.
  */
 export type ErrorKind =
   | 'BadRequest'
@@ -20,16 +27,23 @@ export type ErrorKind =
   | 'Exists'
   | 'NotEmpty'
   | 'Conflict'
+  | 'Integrity'
   | 'Unsupported'
   | 'TooLarge'
+  | 'QuotaExceeded'
   | 'PathTooLong'
   | 'TooManyRequests'
   | 'Upstream'
   | 'Unavailable'
   | 'Internal';
 
-/** The API envelope's code of each kind, unless an error names the original's own code. */
-const API_CODE: Record<ErrorKind, number> = {
+export const ERROR_KINDS: readonly ErrorKind[] = [
+  'BadRequest', 'Unauthorized', 'OtpRequired', 'Forbidden', 'PasswordRequired', 'Hidden', 'NotFound', 'Exists', 'NotEmpty',
+  'Conflict', 'Integrity', 'Unsupported', 'TooLarge', 'QuotaExceeded', 'PathTooLong', 'TooManyRequests', 'Upstream', 'Unavailable', 'Internal',
+];
+
+/** The API envelope's code of each kind, unless the route answering declares another (ApiCodes). */
+export const API_CODE: Record<ErrorKind, number> = {
   BadRequest: 400,
   Unauthorized: 401,
   OtpRequired: 402,
@@ -40,8 +54,10 @@ const API_CODE: Record<ErrorKind, number> = {
   Exists: 403,
   NotEmpty: 400,
   Conflict: 409,
+  Integrity: 400,
   Unsupported: 500,
   TooLarge: 400,
+  QuotaExceeded: 403,
   PathTooLong: 400,
   TooManyRequests: 429,
   Upstream: 500,
@@ -49,73 +65,107 @@ const API_CODE: Record<ErrorKind, number> = {
   Internal: 500,
 };
 
-const KIND_OF_CODE: Record<number, ErrorKind> = { 400: 'BadRequest', 401: 'Unauthorized', 402: 'OtpRequired', 403: 'Forbidden', 404: 'NotFound', 429: 'TooManyRequests' };
-
 export class AppError extends Error {
-  /** The code placed in the API envelope's `code` field (the original's code for this answer). */
-  readonly code: number;
+  readonly kind: ErrorKind;
   /** Optional `data` carried with the error (storage create returns `{id}` on failure). */
   readonly data: unknown;
-  readonly kind: ErrorKind;
-  constructor(code: number, message: string, data: unknown = null, kind?: ErrorKind) {
+  constructor(kind: ErrorKind, message: string, data: unknown = null) {
     super(message);
     this.name = new.target.name;
-    this.code = code;
+    this.kind = kind;
     this.data = data;
-    this.kind = kind ?? KIND_OF_CODE[code] ?? 'Internal';
   }
 }
 
-/** An error of a kind; `apiCode` when the original answers this case with another envelope code. */
+/** An error of a kind (with `data` for the API envelope, where the original carries some). */
 export class KindError extends AppError {
-  constructor(kind: ErrorKind, message: string, apiCode = API_CODE[kind], data: unknown = null) {
-    super(apiCode, message, data, kind);
+  constructor(kind: ErrorKind, message: string, data: Record<string, unknown> | null = null) {
+    super(kind, message, data);
   }
 }
+
+type ErrorClass = abstract new (...args: never[]) => AppError;
+
+/**
+ * Where OpenList's wire answers a case with another envelope code than its kind's, the route
+ * declares it next to itself (route option `config.apiCodes`): a rule names a kind, or an error
+ * class for one case of a kind the route answers both ways; the first rule that matches wins.
+ */
+export type ApiCodes = readonly (readonly [ErrorKind | ErrorClass, number])[];
+
+/** The API envelope code of an error answered by a route with `rules`. */
+export function apiCodeOf(err: AppError, rules: ApiCodes = []): number {
+  for (const [match, code] of rules) {
+    if (typeof match === 'string' ? err.kind === match : err instanceof match) return code;
+  }
+  return API_CODE[err.kind];
+}
+
+/** An error whose text may reach a client: an AppError of a kind other than Internal. */
+export const isExpected = (err: unknown): err is AppError => err instanceof AppError && err.kind !== 'Internal';
 
 export const isKind = (err: unknown, ...kinds: ErrorKind[]): boolean => err instanceof AppError && kinds.includes(err.kind);
 
-export class BadRequest extends AppError {
-  constructor(message: string, data: unknown = null) {
-    super(400, message, data);
+/**
+ * Cancellation: a task canceled, a client gone, a transfer aborted. Recognised by its name, as
+ * the platform's own (`DOMException` and Node's AbortError share the name `AbortError`); it is
+ * no AppError: no front answers it, the one who canceled is not waiting.
+ */
+export class AbortError extends Error {
+  readonly code = 'ABORT_ERR';
+  constructor(message = 'The operation was aborted', options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = 'AbortError';
   }
 }
 
-export class Unauthorized extends AppError {
+export const isAbort = (err: unknown): boolean => err instanceof Error && err.name === 'AbortError';
+
+export class BadRequest extends KindError {
+  constructor(message: string, data: Record<string, unknown> | null = null) {
+    super('BadRequest', message, data);
+  }
+}
+
+export class Unauthorized extends KindError {
   constructor(message: string) {
-    super(401, message);
+    super('Unauthorized', message);
   }
 }
 
-export class OtpRequired extends AppError {
+export class OtpRequired extends KindError {
   constructor(message = 'Invalid 2FA code') {
-    super(402, message);
+    super('OtpRequired', message);
   }
 }
 
-export class Forbidden extends AppError {
-  constructor(message = 'permission denied', apiCode = 403) {
-    super(apiCode, message, null, 'Forbidden');
+export class Forbidden extends KindError {
+  constructor(message = 'permission denied') {
+    super('Forbidden', message);
   }
 }
 
-export class NotFound extends AppError {
+/** A missing record (a user, storage, meta, task…): 404 on the API. */
+export class NotFound extends KindError {
   constructor(message: string) {
-    super(404, message);
+    super('NotFound', message);
   }
 }
 
-/** A missing file or folder: the original answers 500 with its text (`object not found`). */
+/**
+ * A missing file or folder (`object not found`): kind NotFound. OpenList answers it 500 with its
+ * text on the routes that read the tree; they declare so (server/api-codes.ts, FS_CODES).
+ */
 export class Missing extends KindError {
   constructor(message = 'object not found') {
-    super('NotFound', message, 500);
+    super('NotFound', message);
   }
 }
 
-/** A name already taken (`file [x] exists`, 403 on the API; 500 where the original says so). */
+/** A name already taken (`file [x] exists`). */
 export class Exists extends KindError {
-  constructor(message = 'file exists', apiCode = 403) {
-    super('Exists', message, apiCode);
+  constructor(message = 'file exists', data: Record<string, unknown> | null = null) {
+    super('Exists', message, data);
   }
 }
 
@@ -125,7 +175,6 @@ export class NotEmpty extends KindError {
   }
 }
 
-/** The storage or driver can not do this (`not implement`, `upload not supported`). */
 /** Another request changed the object first (an upload's offset moved, or it is being completed). */
 export class Conflict extends KindError {
   constructor(message: string) {
@@ -133,16 +182,17 @@ export class Conflict extends KindError {
   }
 }
 
+/** The storage or driver can not do this (`not implement`, `upload not supported`). */
 export class Unsupported extends KindError {
   constructor(message = 'not implement') {
     super('Unsupported', message);
   }
 }
 
-/** A storage that is not working (`storage not init: …`). */
+/** A storage or service that is not working (`storage not init: …`). */
 export class Unavailable extends KindError {
-  constructor(message: string) {
-    super('Unavailable', message);
+  constructor(message: string, data: Record<string, unknown> | null = null) {
+    super('Unavailable', message, data);
   }
 }
 
@@ -154,21 +204,21 @@ export class Upstream extends KindError {
 }
 
 export class TooLarge extends KindError {
-  constructor(message: string, apiCode = 400) {
-    super('TooLarge', message, apiCode);
-  }
-}
-
-export class TooManyRequests extends AppError {
   constructor(message: string) {
-    super(429, message);
+    super('TooLarge', message);
   }
 }
 
-/** A failure the original reports with code 500 and its own text. */
-export class ServerError extends AppError {
-  constructor(message: string, data: unknown = null) {
-    super(500, message, data);
+/** A write past a quota: the API's `403 quota exceeded`, WebDAV 507, SFTP failure, FTP 552, S3 403 QuotaExceeded. */
+export class QuotaExceeded extends KindError {
+  constructor(message = 'quota exceeded') {
+    super('QuotaExceeded', message);
+  }
+}
+
+export class TooManyRequests extends KindError {
+  constructor(message: string) {
+    super('TooManyRequests', message);
   }
 }
 

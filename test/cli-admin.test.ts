@@ -1,6 +1,7 @@
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import pino from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ProgressLine } from '../src/cli/progress.js';
 import { loadConfig } from '../src/config/load.js';
@@ -115,9 +116,9 @@ describe('atrium storage', () => {
       expect(r.code, args.join(' ')).toBe(2);
       expect(r.stderr, args.join(' ')).toMatch(message);
     }
-    // A mount path already used is the API's 500-class refusal: exit 1, the API's message.
+    // A mount path already used is a refused input (kind Exists): exit 2, the API's message.
     const dup = await fails('storage', 'add', '/media', 'Local', '--set', `root_folder_path=${media}`, '--data', data);
-    expect(dup.code).toBe(1);
+    expect(dup.code).toBe(2);
     expect(dup.stderr).toContain('mount path /media is already used');
 
     await atrium('storage', 'disable', '/media', '--data', data);
@@ -225,7 +226,7 @@ describe('atrium export / import', () => {
 
     const file = path.join(a, 'backup.json');
     const exported = await atrium('export', file, '--data', a);
-    expect(exported.stdout).toMatch(/exported \d+ settings, 3 users, 2 storages, 1 metas, 1 SSH keys, 1 shares, 1 passkeys/);
+    expect(exported.stdout).toMatch(/exported \d+ settings, 3 users, 0 groups, 2 storages, 1 metas, 1 SSH keys, 1 shares, 1 passkeys/);
     const backup = JSON.parse(readFileSync(file, 'utf8'));
     expect(Object.keys(backup)).toEqual(expect.arrayContaining(['encrypted', 'settings', 'users', 'storages', 'metas', 'ssh_keys', 'shares', 'passkeys']));
 
@@ -302,5 +303,74 @@ describe('atrium export / import', () => {
     expect(await fails('import', path.join(data, 'missing.json'), '--data', data)).toMatchObject({ code: 2, stderr: expect.stringContaining('cannot read') });
     writeFileSync(bad, JSON.stringify({ storages: [{ mount_path: '/x' }] }));
     expect(await fails('import', bad, '--data', data)).toMatchObject({ code: 2, stderr: expect.stringContaining('storages[0] (/x): driver is required') });
+    // A JSON object with none of a backup's sections is not one, and a new --data is left unmade.
+    writeFileSync(bad, JSON.stringify({ hello: 1 }));
+    const fresh = path.join(data, 'new-install');
+    expect(await fails('import', bad, '--data', fresh)).toMatchObject({ code: 2, stderr: expect.stringContaining('not a backup file: it has none of settings, users') });
+    expect(existsSync(fresh)).toBe(false);
+  });
+
+  it("importing into a new data folder prints no initial password once the backup's admin replaces it", async () => {
+    const a = tmp();
+    await atrium('admin', 'set', 'Exported-admin-1', '--data', a);
+    const file = path.join(a, 'backup.json');
+    await atrium('export', file, '--data', a);
+    const b = path.join(tmp(), 'restored');
+    const r = await atrium('import', file, '--data', b);
+    expect(r.stderr).not.toContain('initial password');
+    expect(r.stderr).toContain('the admin user and its password come from the backup');
+    // A silent logger: the log file's stream would open after the folder is cleaned up.
+    const core = openCore(loadConfig(b), { log: pino({ level: 'silent' }) });
+    try {
+      await expect(core.accounts.checkPassword('admin', 'Exported-admin-1', '127.0.0.9')).resolves.toMatchObject({ username: 'admin' });
+    } finally {
+      await core.close();
+    }
+  });
+});
+
+describe('atrium: the newcomer path', () => {
+  it('a --data that is a file is a one-line usage error; a mistyped --data leaves no installation when the command fails', async () => {
+    const dir = tmp();
+    const file = path.join(dir, 'a-file');
+    writeFileSync(file, 'x');
+    for (const args of [['storage', 'list'], ['admin', 'set', 'Pass-word-1'], ['server']]) {
+      const r = await fails(...args, '--data', file);
+      expect(r.code, args.join(' ')).toBe(2);
+      expect(r.stderr.trim(), args.join(' ')).toBe(`atrium: --data ${file} is not a folder`);
+    }
+    const typo = path.join(dir, 'dtaa');
+    expect(await fails('storage', 'remove', '7', '--data', typo)).toMatchObject({ code: 2, stderr: expect.stringContaining('no storage with id 7') });
+    expect(existsSync(typo)).toBe(false);
+    // A command that succeeds on a new folder keeps it (admin set before the first start).
+    await atrium('admin', 'set', 'Pass-word-1', '--data', typo);
+    expect(existsSync(path.join(typo, 'config.json'))).toBe(true);
+  });
+
+  it('storage add whose storage fails to start keeps nothing', async () => {
+    const data = tmp();
+    const r = await fails('storage', 'add', '/gone', 'Local', '--set', `root_folder_path=${path.join(data, 'no-such-folder')}`, '--data', data);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain('failed init storage');
+    const list = await atrium('storage', 'list', '--data', data);
+    expect(list.stdout).not.toContain('/gone');
+    expect(list.stdout).toContain('1 storage(s)');
+  });
+
+  it('a second server on a SQLite database another server holds is refused, naming it; after a kill -9 the lock is taken over', async () => {
+    const data = tmp();
+    const port = await freePort();
+    const first = await startServerProcess(data, port);
+    try {
+      const second = await fails('server', '--data', data, '--port', String(await freePort()));
+      expect(second.code).toBe(2);
+      expect(second.stderr).toContain(`is in use by another atrium server (pid ${first.child.pid}`);
+    } finally {
+      await first.kill9();
+    }
+    const again = await startServerProcess(data, port);
+    expect((await fetch(`${again.base}/ping`)).status).toBe(200);
+    expect(await again.stop()).toBe(0);
+    expect(existsSync(path.join(data, 'data.db.server'))).toBe(false);
   });
 });

@@ -2,7 +2,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { atrium, startServerProcess } from './helpers/process.js';
+import { atrium, freePort, startServerProcess } from './helpers/process.js';
 
 const dirs: string[] = [];
 function tmp(): string {
@@ -30,7 +30,7 @@ describe('atrium CLI', () => {
     const data = tmp();
     const set = await atrium('admin', 'set', 'Hunter2-pass', '--data', data);
     expect(set.stdout).toContain('admin password set');
-    const port = 20000 + Math.floor(Math.random() * 20000);
+    const port = await freePort();
     const server = await startServer(data, port);
     try {
       // The admin already existed, so no initial password is printed.
@@ -43,7 +43,7 @@ describe('atrium CLI', () => {
 
   it('server prints the initial admin password once, creates config, database and a Local storage at /', async () => {
     const data = tmp();
-    const port = 20000 + Math.floor(Math.random() * 20000);
+    const port = await freePort();
     let server = await startServer(data, port);
     const password = /initial password is: (\S+)/.exec(server.out())?.[1];
     expect(password).toMatch(/^[A-Za-z0-9]{8}$/);
@@ -69,7 +69,7 @@ describe('atrium CLI', () => {
     expect(password).toMatch(/^[A-Za-z0-9]{8}$/);
     const info = await atrium('admin', '--data', data);
     expect(info.stdout).toContain('admin user: admin');
-    const port = 20000 + Math.floor(Math.random() * 20000);
+    const port = await freePort();
     const server = await startServer(data, port);
     try {
       expect((await login(port, password!)).code).toBe(200);

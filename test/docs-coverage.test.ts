@@ -88,6 +88,23 @@ describe('documentation coverage', () => {
     expect(routes.filter((r) => !documented(r)).map((r) => `${r.method} ${r.url}`)).toEqual([]);
   });
 
+  it("names every folder of src/ and test/ in development.md's layout", () => {
+    const dev = readFileSync('docs/development.md', 'utf8');
+    const layout = /## Layout\n\n```\n([\s\S]*?)\n```/.exec(dev)?.[1] ?? '';
+    const named = new Set(layout.split('\n').map((l) => /^(\S+)\/\s/.exec(l)?.[1]).filter((d): d is string => d !== undefined));
+    expect(named.size).toBeGreaterThan(40);
+    const folders = (dir: string): string[] =>
+      readdirSync(dir, { withFileTypes: true })
+        .filter((e) => e.isDirectory())
+        .flatMap((e) => {
+          const p = `${dir}/${e.name}`;
+          // A fixture tree is named by its root (test/unit/fixtures/).
+          return p.includes('/fixtures/') ? [] : [p, ...folders(p)];
+        });
+    expect(['src', 'test', ...folders('src'), ...folders('test')].filter((d) => !named.has(d))).toEqual([]);
+    expect(named.has('src/no-such-folder')).toBe(false);
+  });
+
   it('can fail: an undocumented name is caught', () => {
     expect(configKeyDocumented('database.no_such_key')).toBe(false);
     expect(configKeyDocumented('log.max_backups')).toBe(true);

@@ -4,7 +4,13 @@ import type { ArchiveEntry } from './entries.js';
 
 /** The answer of the original for a missing or wrong archive password: code 202. */
 export const MSG_WRONG_ARCHIVE_PASSWORD = 'wrong archive password';
-export const wrongPassword = () => new KindError('PasswordRequired', MSG_WRONG_ARCHIVE_PASSWORD, 202);
+/** A missing or wrong archive password (kind PasswordRequired; OpenList's code 202: server/api-codes.ts). */
+export class WrongArchivePassword extends KindError {
+  constructor() {
+    super('PasswordRequired', MSG_WRONG_ARCHIVE_PASSWORD);
+  }
+}
+export const wrongPassword = () => new WrongArchivePassword();
 
 /** An archive opened for reading, whatever its format. */
 export interface OpenedArchive {

@@ -3,14 +3,15 @@ import { mkdir, readdir, rm, stat } from 'node:fs/promises';
 import type { IncomingMessage } from 'node:http';
 import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
-import type { User } from '../db/users.js';
 import type { ArchiveObj, Obj } from '../drivers/types.js';
 import { BadRequest, Missing, Upstream } from '../errors.js';
 import { type Fs, wrapNotFound } from '../fs/fs.js';
 import type { FsWriter } from '../fs/write.js';
 import type { LinkFetcher } from '../net/link-fetch.js';
 import type { Settings } from '../settings/service.js';
-import type { Task, TaskContext, TaskManager } from '../tasks/manager.js';
+import type { Task, TaskContext, TaskCreator, TaskManager } from '../tasks/manager.js';
+import { FinalTaskError, refusesName, SkippedNames } from '../tasks/creator.js';
+import { taskErrorText } from '../tasks/error-text.js';
 import { ArchiveTree } from './compact.js';
 import { type ArchiveEntry, BombGuard, type Limits } from './entries.js';
 import { formatOf } from './formats.js';
@@ -47,6 +48,8 @@ interface DecompressPayload {
   putIntoNewDir: boolean;
   overwrite: boolean;
   temp: string;
+  /** Who asked (the upload task it queues runs as them too). */
+  creator?: TaskCreator;
 }
 
 /** A `decompress_upload` task's payload: a staged tree stored into `dstDir`. */
@@ -54,7 +57,12 @@ interface UploadPayload {
   temp: string;
   dstDir: string;
   overwrite: boolean;
+  /** Entries never staged: unsafe names (zip-slip, links) and names the staging folder refused, with why. */
+  refused?: Array<{ name: string; reason: string }>;
 }
+
+/** Refused entries an upload payload keeps by name (the rest are counted in the error). */
+const REFUSED_KEPT = 100;
 
 const CACHE_SIZE = 64;
 /** Entries the cached trees may hold in all (about 60 bytes each, see ArchiveTree). */
@@ -221,7 +229,7 @@ export class Archives {
   private async readMeta(virtualPath: string, password?: string): Promise<ArchiveMeta> {
     const { archive } = await this.open(virtualPath, password);
     try {
-      return { comment: archive.comment, encrypted: archive.encrypted, tree: ArchiveTree.of(archive.entries, archive.count), entries: archive.count };
+      return { comment: archive.comment, encrypted: archive.encrypted, tree: await ArchiveTree.ofInSlices(archive.entries, archive.count), entries: archive.count };
     } finally {
       await archive.close();
     }
@@ -303,7 +311,7 @@ export class Archives {
    * Extracts `src` (all of it, or what is under `inner`) into `dstDir`: by the storage itself when
    * both are on one storage that extracts on its side (no task here: undefined), else as tasks.
    */
-  async decompress(src: string, dstDir: string, opts: { password: string; inner: string; putIntoNewDir: boolean; overwrite: boolean }, creator?: User): Promise<Task | undefined> {
+  async decompress(src: string, dstDir: string, opts: { password: string; inner: string; putIntoNewDir: boolean; overwrite: boolean }, creator?: TaskCreator): Promise<Task | undefined> {
     const { obj } = await this.fs.get(src);
     if (obj.isDir) throw new BadRequest(`not a supported archive: ${obj.name}`);
     if (await this.decompressOnStorage(src, dstDir, opts)) return undefined;
@@ -311,7 +319,7 @@ export class Archives {
     const target = opts.putIntoNewDir ? joinV(dstDir, stem(obj.name)) : dstDir;
     await mkdir(this.stagingDir, { recursive: true });
     const temp = path.join(this.stagingDir, `${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 10)}`);
-    const payload: DecompressPayload = { src, dstDir: target, inner: opts.inner, password: opts.password, putIntoNewDir: opts.putIntoNewDir, overwrite: opts.overwrite, temp };
+    const payload: DecompressPayload = { src, dstDir: target, inner: opts.inner, password: opts.password, putIntoNewDir: opts.putIntoNewDir, overwrite: opts.overwrite, temp, creator };
     return this.tasks.submitStored({
       kind: 'decompress',
       name: `decompress [${src}](${opts.inner}) to [${target}]`,
@@ -337,6 +345,7 @@ export class Archives {
   private async expand(p: DecompressPayload, ctx: TaskContext): Promise<void> {
     await rm(p.temp, { recursive: true, force: true });
     await mkdir(p.temp, { recursive: true });
+    const refused: Array<{ name: string; reason: string }> = [];
     try {
       ctx.setStatus('reading the archive');
       const { archive, obj } = await this.open(p.src, p.password);
@@ -354,29 +363,43 @@ export class Archives {
         const guard = new BombGuard(this.limits(), obj.size);
         guard.checkDeclared(total);
         const rel = (e: ArchiveEntry) => (base === '/' ? e.path.slice(1) : e.path.slice(base.length + 1));
+        if (p.inner === '/') for (const name of archive.refused) refused.push({ name, reason: 'unsafe entry name' });
         for (const d of archive.entries) if (d.isDir && (p.inner === '/' || d.path.startsWith(`${p.inner}/`) || d.path === p.inner)) await mkdir(this.staged(p.temp, rel(d)), { recursive: true });
         ctx.setStatus('decompressing');
         await archive.extract(p.inner, p.password, async (e, body) => {
+          // The creator may have been disabled or lost the bit meanwhile: stopped at the next entry.
+          await ctx.rules();
           const file = this.staged(p.temp, rel(e));
-          await mkdir(path.dirname(file), { recursive: true });
           const meter = guard.meter();
           meter.on('data', () => ctx.setProgress(total > 0 ? Math.min(99, (guard.bytes / total) * 100) : 50));
-          await pipeline(body, meter, createWriteStream(file), { signal: ctx.signal });
+          try {
+            await mkdir(path.dirname(file), { recursive: true });
+            await pipeline(body, meter, createWriteStream(file), { signal: ctx.signal });
+          } catch (err) {
+            const code = (err as { code?: string }).code;
+            if (code !== 'ENAMETOOLONG' && code !== 'EILSEQ') throw err;
+            // A name the server's file system can not hold is skipped and named, as a refused one.
+            body.resume();
+            refused.push({ name: rel(e), reason: taskErrorText(err) });
+          }
         }, ctx.signal);
       } finally {
         await archive.close();
       }
     } catch (err) {
-      if (ctx.lastAttempt || ctx.signal.aborted) await rm(p.temp, { recursive: true, force: true });
+      if (ctx.lastAttempt || ctx.signal.aborted || err instanceof FinalTaskError) await rm(p.temp, { recursive: true, force: true });
       throw err;
     }
     ctx.setProgress(100);
     ctx.setStatus('queued the upload');
-    const up: UploadPayload = { temp: p.temp, dstDir: p.dstDir, overwrite: p.overwrite };
+    const kept = refused.slice(0, REFUSED_KEPT);
+    if (refused.length > REFUSED_KEPT) kept.push({ name: `${refused.length - REFUSED_KEPT} more`, reason: 'unsafe entry names' });
+    const up: UploadPayload = { temp: p.temp, dstDir: p.dstDir, overwrite: p.overwrite, refused: kept };
     // The staging folder changes hands: this task's payload lets go of it once the upload owns it.
     this.tasks.submit({
       kind: 'decompress_upload',
       name: `upload the extracted files of [${p.src}] to [${p.dstDir}]`,
+      creator: p.creator,
       status: 'uploading',
       payload: up,
       run: (ctx2) => this.store(up, ctx2),
@@ -411,25 +434,46 @@ export class Archives {
     }
     const total = files.reduce((n, f) => n + f.size, 0);
     ctx.setTotalBytes(total);
-    await this.writer.mkdir(p.dstDir);
-    for (const d of dirs) await this.writer.mkdir(joinV(p.dstDir, d));
+    const skipped = new SkippedNames(p.refused ?? []);
     let done = 0;
     try {
+      await this.storeTarget(p.dstDir, ctx);
+      // Every name is decided on the creator's view as it is when that name is written, as a direct upload of it.
+      for (const d of dirs) {
+        const rules = await ctx.rules();
+        await skipped.attempt(`${d}/`, async () => {
+          rules.checkMkdir(joinV(p.dstDir, d));
+          await this.writer.mkdir(joinV(p.dstDir, d));
+        });
+      }
       for (const f of files) {
         ctx.signal.throwIfAborted();
+        const rules = await ctx.rules();
         const base = done;
-        // A storage on the same file system (Local) takes the staged file by renaming it; others read it once.
-        await this.writer.putFile(
-          joinV(p.dstDir, f.rel),
-          { path: path.join(p.temp, f.rel), size: f.size, onProgress: (b) => ctx.setProgress(total > 0 ? ((base + b) / total) * 100 : 100) },
-          { overwrite: p.overwrite },
-        );
+        await skipped.attempt(f.rel, async () => {
+          const target = joinV(p.dstDir, f.rel);
+          rules.checkPut(target);
+          // A storage on the same file system (Local) takes the staged file by renaming it; others read it once.
+          await this.writer.putFile(target, { path: path.join(p.temp, f.rel), size: f.size, onProgress: (b) => ctx.setProgress(total > 0 ? ((base + b) / total) * 100 : 100) }, { overwrite: p.overwrite });
+        });
         done += f.size;
       }
     } catch (err) {
-      if (ctx.lastAttempt || ctx.signal.aborted) await rm(p.temp, { recursive: true, force: true });
+      if (ctx.lastAttempt || ctx.signal.aborted || err instanceof FinalTaskError) await rm(p.temp, { recursive: true, force: true });
       throw err;
     }
     await rm(p.temp, { recursive: true, force: true });
+    skipped.throwIfAny();
+  }
+
+  /** The target folder, decided as a mkdir of it: refused, nothing of the archive is stored (no retry would change that). */
+  private async storeTarget(dstDir: string, ctx: TaskContext): Promise<void> {
+    try {
+      (await ctx.rules()).checkMkdir(dstDir);
+    } catch (err) {
+      if (refusesName(err)) throw new FinalTaskError((err as FinalTaskError).kind, `the target folder is refused: ${(err as Error).message}`);
+      throw err;
+    }
+    await this.writer.mkdir(dstDir);
   }
 }

@@ -4,7 +4,7 @@ import path from 'node:path';
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { Link } from '../drivers/types.js';
-import { ServerError, Upstream } from '../errors.js';
+import { Unsupported, Upstream } from '../errors.js';
 import type { LinkFetcher } from '../net/link-fetch.js';
 
 /**
@@ -35,7 +35,7 @@ export class ByteSource {
       }
       s = res;
     } else {
-      throw new ServerError('the storage gave no way to read the archive');
+      throw new Unsupported('the storage gave no way to read the archive');
     }
     s.on('data', (c: Buffer) => (this.bytesRead += c.length));
     return s;

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { AppPassword, AppPasswordsRepo } from '../db/app-passwords.js';
+import type { AppPassword, AppPasswordsRepo } from '../db/user-keys.js';
 import { ROLE_GUEST, type User } from '../db/users.js';
 import { BadRequest, Forbidden, NotFound } from '../errors.js';
 import { randomAlnum } from '../util/random.js';
@@ -24,7 +24,7 @@ export class AppPasswords {
     if (user.role === ROLE_GUEST) throw new Forbidden('Guest user can not create app passwords');
     const trimmed = name.trim();
     if (!trimmed) throw new BadRequest('name is required');
-    if (await this.repo.byUserName(user.id, trimmed)) throw new BadRequest(`app password ${trimmed} already exists`);
+    if (await this.repo.byName(user.id, trimmed)) throw new BadRequest(`app password ${trimmed} already exists`);
     const secret = randomAlnum(SECRET_LENGTH);
     const fields = { userId: user.id, name: trimmed, secretHash: hashSecret(secret), addedTime: Date.now(), lastUsedTime: 0 };
     const id = await this.repo.create(fields);
@@ -40,14 +40,17 @@ export class AppPasswords {
 
   /** Whether `plain` is one of the user's app passwords; records the use when it is. */
   async match(user: User, plain: string): Promise<boolean> {
-    if (plain.length !== SECRET_LENGTH) return false;
+    const entry = await this.find(user, plain);
+    if (!entry) return false;
+    await this.repo.touch(entry.id, Date.now());
+    return true;
+  }
+
+  /** The user's app password `plain` is, if any (a session signed in with it ends when it is revoked). */
+  async find(user: User, plain: string): Promise<AppPassword | undefined> {
+    if (plain.length !== SECRET_LENGTH) return undefined;
     const hash = hashSecret(plain);
-    for (const entry of await this.repo.ofUser(user.id)) {
-      if (!safeEqual(entry.secretHash, hash)) continue;
-      await this.repo.touch(entry.id, Date.now());
-      return true;
-    }
-    return false;
+    return (await this.repo.ofUser(user.id)).find((entry) => safeEqual(entry.secretHash, hash));
   }
 
   removeAllOf(userId: number): Promise<void> {

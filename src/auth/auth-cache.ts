@@ -1,6 +1,7 @@
 import type { DbHandle } from '../db/index.js';
 import { type NewUser, type User, UsersRepo } from '../db/users.js';
 import { SessionsRepo } from '../db/sessions.js';
+import { type Group, GroupsRepo, type NewGroup } from '../db/groups.js';
 
 /**
  * How long a cached user or session is used without asking the database. Changes made through
@@ -8,7 +9,8 @@ import { SessionsRepo } from '../db/sessions.js';
  * bounds how long a change made around them (the CLI's `admin set` on a running server's
  * database) takes to be seen.
  */
-const TTL_MS = 2000;
+export const AUTH_CACHE_TTL_MS = 2000;
+const TTL_MS = AUTH_CACHE_TTL_MS;
 /** Entries kept at most; past it the cache starts over (only ever a burst of new logins). */
 const MAX_ENTRIES = 10_000;
 
@@ -105,6 +107,11 @@ export class CachedUsersRepo extends UsersRepo {
     return this.cached(`r:${role}`, () => super.byRole(role));
   }
 
+  /** Long-lived fronts (SFTP/FTP sessions, tasks) re-read their principal by id before each operation. */
+  override byId(id: number): Promise<User | undefined> {
+    return this.cached(`i:${id}`, () => super.byId(id));
+  }
+
   override async create(u: NewUser): Promise<number> {
     const id = await super.create(u);
     await this.cache.changed();
@@ -116,8 +123,49 @@ export class CachedUsersRepo extends UsersRepo {
     await this.cache.changed();
   }
 
+  override async setGroups(id: number, groupIds: number[]): Promise<void> {
+    await super.setGroups(id, groupIds);
+    await this.cache.changed();
+  }
+
   override async delete(id: number): Promise<void> {
     await super.delete(id);
+    await this.cache.changed();
+  }
+}
+
+/** Groups: every write drops the cached users (they carry their groups) and announces it. */
+export class CachedGroupsRepo extends GroupsRepo {
+  constructor(
+    h: DbHandle,
+    private readonly cache: AuthCache,
+  ) {
+    super(h);
+  }
+
+  override async create(g: NewGroup): Promise<number> {
+    const id = await super.create(g);
+    await this.cache.changed();
+    return id;
+  }
+
+  override async update(g: Group): Promise<void> {
+    await super.update(g);
+    await this.cache.changed();
+  }
+
+  override async delete(id: number): Promise<void> {
+    await super.delete(id);
+    await this.cache.changed();
+  }
+
+  override async setMembership(userId: number, groupIds: number[]): Promise<void> {
+    await super.setMembership(userId, groupIds);
+    await this.cache.changed();
+  }
+
+  override async removeUser(userId: number): Promise<void> {
+    await super.removeUser(userId);
     await this.cache.changed();
   }
 }

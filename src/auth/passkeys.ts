@@ -8,7 +8,7 @@ import type {
 } from '@simplewebauthn/server';
 import type { Ceremony, PasskeyChallenge, PasskeyCredential, WebauthnRepo } from '../db/webauthn.js';
 import { ROLE_GUEST, type User, type UsersRepo } from '../db/users.js';
-import { AppError, BadRequest, Forbidden, KindError, TooManyRequests, Unauthorized } from '../errors.js';
+import { AppError, BadRequest, Forbidden, isKind, TooManyRequests, Unauthorized, Unavailable } from '../errors.js';
 import type { Settings } from '../settings/service.js';
 import { lazyRequire } from '../util/lazy-require.js';
 import type { LoginLimiter } from './login-limiter.js';
@@ -139,7 +139,7 @@ export class Passkeys {
     const now = this.now();
     const pending = await this.repo.pending(admission, now);
     if (pending.mine >= MAX_PENDING_PER_ASKER) throw new TooManyRequests('too many pending passkey challenges');
-    if (pending.all >= MAX_PENDING) throw new KindError('Unavailable', 'passkey challenge store is at capacity', 503);
+    if (pending.all >= MAX_PENDING) throw new Unavailable('passkey challenge store is at capacity');
     const id = randomBytes(32).toString('base64url');
     const challenge = randomBytes(32).toString('base64url');
     await this.repo.putChallenge({ id, ceremony, userId, admission, challenge, rpId: rp.rpId, origin: rp.origin, expiresAt: now + CHALLENGE_TTL_MS });
@@ -226,7 +226,7 @@ export class Passkeys {
   ): Promise<(PasskeyChallengeAnswer<PublicKeyCredentialRequestOptionsJSON> & { require_username: boolean }) | { require_username: true }> {
     this.assertEnabled();
     if (allowCredentials === 'yes' && username === '') return { require_username: true };
-    this.limiter.check(client.ip);
+    await this.limiter.check(client.ip);
     const rp = relyingParty(site);
     let user: User | undefined;
     if (username !== '' && allowCredentials !== 'no') {
@@ -249,12 +249,12 @@ export class Passkeys {
   /** `webauthn_finish_login`: checks the assertion and answers a token as the password login does. */
   async finishLogin(username: string, session: string, response: AuthenticationResponseJSON, client: PasskeyClient): Promise<string> {
     this.assertEnabled();
-    this.limiter.check(client.ip);
+    await this.limiter.check(client.ip);
     try {
       return await this.verifyLogin(username, session, response, client);
     } catch (err) {
       // Refusals count towards the lockout; a server-side failure does not.
-      if (err instanceof AppError && (err.code === 400 || err.code === 401)) this.limiter.fail(client.ip);
+      if (isKind(err, 'BadRequest', 'Unauthorized')) await this.limiter.fail(client.ip);
       throw err;
     }
   }
@@ -296,7 +296,7 @@ export class Passkeys {
     // A counter that does not move forward means two authenticators hold this key (a clone).
     if ((newCounter > 0 || credential.signCount > 0) && newCounter <= credential.signCount) throw new Unauthorized(MSG_COUNTER);
     if (!(await this.repo.advance(credential.id, credential.signCount, newCounter, this.now()))) throw new Unauthorized(MSG_COUNTER);
-    this.limiter.succeed(client.ip);
+    await this.limiter.succeed(client.ip);
     return this.issueSession(user, client);
   }
 }

@@ -32,7 +32,14 @@ export function ownAccount(user: User): User {
   return user;
 }
 
+/** The bits a user holds: their own and every group's (docs/access-and-security.md, effective rights). */
+export function effectiveBits(user: Pick<User, 'permission' | 'groups'>): number {
+  let bits = user.permission;
+  for (const g of user.groups ?? []) bits |= g.permission;
+  return bits;
+}
+
 /** As the original (AList): the admin role holds every permission whatever its bits. */
 export function can(user: User, bit: number): boolean {
-  return isAdmin(user) || (user.permission & bit) !== 0;
+  return isAdmin(user) || (effectiveBits(user) & bit) !== 0;
 }

@@ -1,8 +1,8 @@
 // Export and import of an installation's configuration (`atrium export FILE` / `import FILE`):
-// settings, users (with their password hashes and 2FA secrets), storages, metas, SSH keys and passkeys.
+// settings, users (with their password hashes and 2FA secrets), groups, storages, metas, SSH keys and passkeys.
 // The top-level keys `encrypted`, `settings`, `users`, `storages` and `metas` are those of the
 // OpenList manage page's backup file, in the wire's shapes, so one format serves both; Atrium's
-// own additions are `atrium` (version), the users' secrets, `ssh_keys`, `shares` and `passkeys`
+// own additions are `atrium` (version), the users' secrets, roots and group names, `groups`, `ssh_keys`, `shares` and `passkeys`
 // (public keys: they keep working where the new installation has the same site address).
 
 import { z } from 'zod';
@@ -10,6 +10,8 @@ import { userJson } from '../auth/accounts.js';
 import { credentialHash } from '../auth/passkeys.js';
 import type { Core } from '../core.js';
 import { ROLE_ADMIN, ROLE_GENERAL, ROLE_GUEST, type User } from '../db/users.js';
+import type { Group } from '../db/groups.js';
+import { checkRoots, checkTree } from '../auth/roots.js';
 import { BadRequest } from '../errors.js';
 import { isoTime } from '../fs/objects.js';
 import { storageBody } from '../server/routes/admin-storages.js';
@@ -36,6 +38,19 @@ const userEntry = z.object({
   pwd_ts: z.number().default(0),
   otp_secret: z.string().default(''),
   authn: z.string().default('[]'),
+  // groups (issue #41): the user's own roots, and their groups by name (ids differ between installations)
+  roots: z.array(z.object({ path: z.string(), name: z.string() })).max(64).optional(),
+  groups: z.array(z.string()).max(1000).optional(),
+  quota_bytes: z.number().int().min(0).optional(),
+  quota_files: z.number().int().min(0).optional(),
+});
+
+const groupEntry = z.object({
+  name: z.string().min(1),
+  permission: z.number().int().default(0),
+  roots: z.array(z.object({ path: z.string(), name: z.string() })).max(64).default([]),
+  quota_bytes: z.number().int().min(0).default(0),
+  quota_files: z.number().int().min(0).default(0),
 });
 
 const metaEntry = z.object({
@@ -96,6 +111,7 @@ export const backupFile = z.object({
   encrypted: z.string().default(''),
   settings: z.array(z.object({ key: z.string(), value: z.string() })).default([]),
   users: z.array(userEntry).default([]),
+  groups: z.array(groupEntry).default([]),
   storages: z.array(z.record(z.string(), z.unknown())).default([]),
   metas: z.array(metaEntry).default([]),
   ssh_keys: z.array(sshKeyEntry).default([]),
@@ -107,6 +123,7 @@ export type BackupFile = z.input<typeof backupFile>;
 
 export async function exportInstallation(core: Core): Promise<Record<string, unknown>> {
   const { users } = await core.repos.users.list(1, 0);
+  const groups = await core.groups.list();
   const names = new Map(users.map((u) => [u.id, u.username]));
   const sshKeys = [];
   const passkeys = [];
@@ -127,7 +144,7 @@ export async function exportInstallation(core: Core): Promise<Record<string, unk
         last_used_time: c.lastUsedTime,
       });
     }
-    const { keys } = await core.repos.sshKeys.ofUser(u.id, 1, 0);
+    const keys = await core.repos.sshKeys.ofUser(u.id);
     for (const k of keys) {
       sshKeys.push({ username: names.get(k.userId)!, title: k.title, fingerprint: k.fingerprint, key_str: k.keyStr, added_time: k.addedTime, last_used_time: k.lastUsedTime });
     }
@@ -143,7 +160,9 @@ export async function exportInstallation(core: Core): Promise<Record<string, unk
       pwd_ts: u.pwdTs,
       otp_secret: u.otpSecret,
       authn: u.authn,
+      groups: (u.groups ?? []).map((g) => g.name),
     })),
+    groups: groups.map((g) => ({ name: g.name, permission: g.permission, roots: g.roots, quota_bytes: g.quotaBytes, quota_files: g.quotaFiles })),
     storages: (await core.repos.storages.all()).map((s) => ({ ...s, modified: isoTime(s.modified) })),
     metas: await core.repos.metas.all(),
     ssh_keys: sshKeys,
@@ -170,6 +189,7 @@ export async function exportInstallation(core: Core): Promise<Record<string, unk
 export interface ImportReport {
   settings: number;
   users: { added: number; updated: number; skipped: string[] };
+  groups: { added: number; updated: number };
   storages: { added: number; updated: number };
   metas: { added: number; updated: number };
   sshKeys: { added: number; skipped: number };
@@ -183,25 +203,43 @@ export interface ImportReport {
  * key, user name — the admin and guest by role —, mount path, meta path, user + key title) and
  * updated, or added. Everything is checked before anything is written.
  */
-export async function importInstallation(core: Core, raw: unknown): Promise<ImportReport> {
+const BACKUP_SECTIONS = ['settings', 'users', 'groups', 'storages', 'metas', 'ssh_keys', 'shares', 'passkeys'] as const;
+
+/** A backup file's contents, or a clear refusal: a JSON object with none of a backup's sections is not one. */
+export function parseBackup(raw: unknown): z.output<typeof backupFile> {
+  if (raw === null || typeof raw !== 'object' || Array.isArray(raw) || !BACKUP_SECTIONS.some((k) => k in raw)) {
+    throw new BadRequest(`not a backup file: it has none of ${BACKUP_SECTIONS.join(', ')}`);
+  }
   const parsed = backupFile.safeParse(raw);
   if (!parsed.success) {
     const i = parsed.error.issues[0]!;
     throw new BadRequest(`not a backup file: ${i.path.join('.') || 'top level'}: ${i.message}`);
   }
-  const file = parsed.data;
+  return parsed.data;
+}
+
+type ParsedBackup = ReturnType<typeof parseBackup>;
+type StorageInput = ReturnType<typeof parseStorage>;
+
+/** A storage of the file as the storage form takes it (its id dropped); `i` names it in the error. */
+function parseStorage(s: ParsedBackup['storages'][number], i: number) {
+  try {
+    return parseInput(storageBody, { ...s, id: undefined });
+  } catch (err) {
+    throw new BadRequest(`storages[${i}] (${String(s.mount_path)}): ${(err as Error).message}`);
+  }
+}
+
+export async function importInstallation(core: Core, raw: unknown): Promise<ImportReport> {
+  const file = parseBackup(raw);
   if (file.encrypted) throw new BadRequest('the backup is encrypted: export it again from OpenList without a password');
-  const storages = file.storages.map((s, i) => {
-    try {
-      return parseInput(storageBody, { ...s, id: undefined });
-    } catch (err) {
-      throw new BadRequest(`storages[${i}] (${String(s.mount_path)}): ${(err as Error).message}`);
-    }
-  });
+  const storages = file.storages.map(parseStorage);
+  checkTrees(file);
 
   const report: ImportReport = {
     settings: 0,
     users: { added: 0, updated: 0, skipped: [] },
+    groups: { added: 0, updated: 0 },
     storages: { added: 0, updated: 0 },
     metas: { added: 0, updated: 0 },
     sshKeys: { added: 0, skipped: 0 },
@@ -210,6 +248,19 @@ export async function importInstallation(core: Core, raw: unknown): Promise<Impo
     unknownSettings: [],
   };
 
+  await importSettings(core, file, report);
+  await importGroups(core, file, report);
+  await importUsers(core, file, report);
+  await importStorages(core, storages, report);
+  await importMetas(core, file, report);
+  await importSshKeys(core, file, report);
+  await importShares(core, file, report);
+  await importPasskeys(core, file, report);
+  return report;
+}
+
+/** Settings known here whose value changed (read-only, deprecated and state settings are left alone). */
+async function importSettings(core: Core, file: ParsedBackup, report: ImportReport): Promise<void> {
   const known = new Map(core.settings.list().map((s) => [s.key, s]));
   const settings = file.settings.filter((s) => {
     const item = known.get(s.key);
@@ -219,7 +270,10 @@ export async function importInstallation(core: Core, raw: unknown): Promise<Impo
   });
   await core.settings.saveMany(settings);
   report.settings = settings.length;
+}
 
+/** Users by name (the admin and the guest by role); a new one needs its password hash and the general role. */
+async function importUsers(core: Core, file: ParsedBackup, report: ImportReport): Promise<void> {
   for (const u of file.users) {
     const existing = u.role === ROLE_ADMIN || u.role === ROLE_GUEST ? await core.repos.users.byRole(u.role) : await core.repos.users.byUsername(u.username);
     const fields = {
@@ -230,20 +284,71 @@ export async function importInstallation(core: Core, raw: unknown): Promise<Impo
       disabled: u.role === ROLE_ADMIN ? false : u.disabled,
       ssoId: u.sso_id,
       allowLdap: u.allow_ldap,
+      ...(u.quota_bytes === undefined ? {} : { quotaBytes: u.quota_bytes }),
+      ...(u.quota_files === undefined ? {} : { quotaFiles: u.quota_files }),
     };
     if (existing) {
       const next: User = { ...existing, ...fields };
       if (u.pwd_hash !== undefined) Object.assign(next, { pwdHash: u.pwd_hash, salt: u.salt, pwdTs: u.pwd_ts, otpSecret: u.otp_secret, authn: u.authn });
-      await core.repos.users.update(next);
+      await core.repos.users.update({ ...next, roots: u.roots ?? existing.roots });
+      if (u.groups !== undefined) await core.repos.users.setGroups(existing.id, await groupIds(core, u.groups));
       report.users.updated++;
     } else if (u.pwd_hash === undefined || u.role !== ROLE_GENERAL) {
       report.users.skipped.push(u.username);
     } else {
-      await core.repos.users.create({ ...fields, pwdHash: u.pwd_hash, salt: u.salt, pwdTs: u.pwd_ts, otpSecret: u.otp_secret, otpLastStep: 0, authn: u.authn });
+      const id = await core.repos.users.create({ ...fields, pwdHash: u.pwd_hash, salt: u.salt, pwdTs: u.pwd_ts, otpSecret: u.otp_secret, otpLastStep: 0, authn: u.authn, roots: u.roots ?? [] });
+      if (u.groups !== undefined) await core.repos.users.setGroups(id, await groupIds(core, u.groups));
       report.users.added++;
     }
   }
+}
 
+/**
+ * Refuses, before anything is written, roots that do not hold: a group's or a user's (names, one
+ * name twice), a user's group naming no group of the file, and a name twice in a user's tree.
+ */
+function checkTrees(file: ParsedBackup): void {
+  const groups = new Map<string, Group>();
+  file.groups.forEach((g, i) => {
+    try {
+      groups.set(g.name, { id: -1 - i, name: g.name, permission: g.permission, roots: checkRoots(g.roots), quotaBytes: g.quota_bytes, quotaFiles: g.quota_files });
+    } catch (err) {
+      throw new BadRequest(`groups[${i}] (${g.name}): ${(err as Error).message}`);
+    }
+  });
+  file.users.forEach((u, i) => {
+    try {
+      const mine = (u.groups ?? []).map((n) => groups.get(n) ?? { id: 0, name: n, permission: 0, roots: [], quotaBytes: 0, quotaFiles: 0 });
+      checkTree(u.username, { roots: checkRoots(u.roots ?? []), groups: mine });
+    } catch (err) {
+      throw new BadRequest(`users[${i}] (${u.username}): ${(err as Error).message}`);
+    }
+  });
+}
+
+/** Groups by name. */
+async function importGroups(core: Core, file: ParsedBackup, report: ImportReport): Promise<void> {
+  for (const g of file.groups) {
+    const existing = await core.repos.groups.byName(g.name);
+    const fields = { name: g.name, permission: g.permission, roots: checkRoots(g.roots), quotaBytes: g.quota_bytes, quotaFiles: g.quota_files };
+    if (existing) {
+      await core.repos.groups.update({ ...existing, ...fields });
+      report.groups.updated++;
+    } else {
+      await core.repos.groups.create(fields);
+      report.groups.added++;
+    }
+  }
+}
+
+/** The ids of groups by name (those of the file were imported first; a name of no group here is left out). */
+async function groupIds(core: Core, names: string[]): Promise<number[]> {
+  const byName = new Map((await core.repos.groups.list()).map((g) => [g.name, g.id]));
+  return names.flatMap((n) => byName.get(n) ?? []);
+}
+
+/** Storages by mount path. */
+async function importStorages(core: Core, storages: StorageInput[], report: ImportReport): Promise<void> {
   for (const s of storages) {
     const existing = await core.repos.storages.byMountPath(s.mount_path);
     const row = { ...s, status: '', modified: Date.now() };
@@ -256,7 +361,10 @@ export async function importInstallation(core: Core, raw: unknown): Promise<Impo
       report.storages.added++;
     }
   }
+}
 
+/** Path rules by path. */
+async function importMetas(core: Core, file: ParsedBackup, report: ImportReport): Promise<void> {
   for (const m of file.metas) {
     const existing = await core.repos.metas.byPath(m.path);
     if (existing) {
@@ -268,17 +376,23 @@ export async function importInstallation(core: Core, raw: unknown): Promise<Impo
     }
   }
   await core.metas.reload();
+}
 
+/** SSH keys of users here, by title. */
+async function importSshKeys(core: Core, file: ParsedBackup, report: ImportReport): Promise<void> {
   for (const k of file.ssh_keys) {
     const user = await core.repos.users.byUsername(k.username);
-    if (!user || (await core.repos.sshKeys.byUserTitle(user.id, k.title))) {
+    if (!user || (await core.repos.sshKeys.byName(user.id, k.title))) {
       report.sshKeys.skipped++;
       continue;
     }
     await core.repos.sshKeys.create({ userId: user.id, title: k.title, fingerprint: k.fingerprint, keyStr: k.key_str, addedTime: k.added_time, lastUsedTime: k.last_used_time });
     report.sshKeys.added++;
   }
+}
 
+/** Shares under their ids. */
+async function importShares(core: Core, file: ParsedBackup, report: ImportReport): Promise<void> {
   // A share is kept under its id (its links stay valid); one whose creator is not here is skipped.
   for (const sh of file.shares) {
     const creator = await core.repos.users.byUsername(sh.creator);
@@ -308,7 +422,10 @@ export async function importInstallation(core: Core, raw: unknown): Promise<Impo
       report.shares.added++;
     }
   }
+}
 
+/** Passkeys by credential id. */
+async function importPasskeys(core: Core, file: ParsedBackup, report: ImportReport): Promise<void> {
   // A passkey already here (by its credential id) or whose user is not here is skipped.
   for (const c of file.passkeys) {
     const user = await core.repos.users.byUsername(c.username);
@@ -334,5 +451,4 @@ export async function importInstallation(core: Core, raw: unknown): Promise<Impo
     });
     report.passkeys.added++;
   }
-  return report;
 }

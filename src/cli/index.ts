@@ -3,13 +3,17 @@ import { bootstrap } from '../core.js';
 import { AppError, ConfigError, type ErrorKind } from '../errors.js';
 import { randomAlnum } from '../util/random.js';
 import { VERSION } from '../version.js';
+import { auditCommand } from './audit.js';
 import { backupCommands } from './backup.js';
 import { dataDir, UsageError, withCore } from './common.js';
 import { indexCommands } from './index-build.js';
 import { migrateCommand } from './migrate.js';
 import { releaseYoungGeneration, runServer } from './server.js';
 import { storageCommands } from './storages.js';
+import { syncCommands } from './sync.js';
 import { userCommands } from './users.js';
+import { groupCommands } from './groups.js';
+import { quotaCommands } from './quota.js';
 
 /**
  * Sets the admin password (creating config and database when the folder is new). Every
@@ -91,9 +95,13 @@ export function buildCli(): Command {
     });
 
   userCommands(program);
+  groupCommands(program);
+  quotaCommands(program);
   storageCommands(program);
   indexCommands(program);
   backupCommands(program);
+  auditCommand(program);
+  syncCommands(program);
   migrateCommand(program);
 
   program
@@ -118,6 +126,7 @@ const EXIT_CODE: Record<ErrorKind, 1 | 2> = {
   Exists: 2,
   NotEmpty: 2,
   TooLarge: 2,
+  QuotaExceeded: 2,
   PathTooLong: 2,
   PasswordRequired: 2,
   Unauthorized: 2,
@@ -125,6 +134,7 @@ const EXIT_CODE: Record<ErrorKind, 1 | 2> = {
   Forbidden: 2,
   Hidden: 2,
   Conflict: 1,
+  Integrity: 1,
   Unsupported: 1,
   TooManyRequests: 1,
   Upstream: 1,

@@ -4,6 +4,8 @@ import { bootstrap, openCore } from '../core.js';
 import { buildApp } from '../server/app.js';
 import { listen } from '../server/listen.js';
 import { startProtocolListeners } from '../protocols/listeners.js';
+import { checkDataDir } from './common.js';
+import { lockSqliteDatabase } from './server-lock.js';
 
 /**
  * bin/atrium.js holds V8's young generation at its first size while the server starts (idle
@@ -16,8 +18,11 @@ export function releaseYoungGeneration(): void {
 
 /** `atrium server`: bootstrap the data folder, start the listeners, stop cleanly on signals. */
 export async function runServer(dataDir: string, port?: number): Promise<void> {
+  checkDataDir(dataDir);
   const loaded = loadConfig(dataDir);
   if (loaded.config.delayed_start > 0) await new Promise((r) => setTimeout(r, loaded.config.delayed_start * 1000));
+  const unlock = loaded.config.database.type === 'sqlite3' ? lockSqliteDatabase(loaded.config.database.db_file) : () => undefined;
+  process.on('exit', unlock);
   const core = openCore(loaded, { checkpointer: true });
   const { adminPassword } = await bootstrap(core);
   if (adminPassword) {
@@ -29,6 +34,8 @@ export async function runServer(dataDir: string, port?: number): Promise<void> {
   const server = await listen(app, core, port);
   const protocols = await startProtocolListeners(core);
   core.uploads.start();
+  core.trash.start();
+  core.sync.start();
   server.urls.push(...protocols.map((p) => p.url));
   core.log.info({ urls: server.urls, data: core.dataDir }, 'atrium started');
   console.log(`Atrium is listening on ${server.urls.join(', ')} (data: ${core.dataDir})`);

@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
 import type { Core } from '../core.js';
+import { AppError } from '../errors.js';
 import type { StorageRow } from '../db/storages.js';
 import { storageBody } from '../server/routes/admin-storages.js';
 import { parseInput } from '../server/validation.js';
@@ -86,7 +87,13 @@ export function storageCommands(program: Command): void {
           disabled: opts.disabled ?? false,
         });
         await withReadyCore(dataDir(cmd), async (core) => {
-          const { id } = await core.storages.create(input);
+          const { id } = await core.storages.create(input).catch(async (err: unknown) => {
+            // The API keeps a storage that failed to start (OpenList's answer carries its id); the
+            // command line adds all or nothing.
+            const failed = err instanceof AppError ? (err.data as { id?: number } | null)?.id : undefined;
+            if (failed) await core.storages.delete(failed);
+            throw err;
+          });
           const row = await core.repos.storages.byId(id);
           console.log(`storage ${row?.mount_path ?? mountPath} added (id ${id}, ${row?.disabled ? 'disabled' : row?.status})`);
         });

@@ -9,6 +9,7 @@ export type ClusterEvent =
   | { t: 'settings' }
   | { t: 'metas' }
   | { t: 'auth' }
+  | { t: 'hooks' }
   | { t: 'task'; op: 'cancel' | 'remove'; id: string }
   | { t: 'share-end'; id: string };
 
@@ -19,6 +20,10 @@ export interface ClusterBus {
   /** Sends an event; resolves once Redis took it (a failure is logged, never thrown). */
   publish(event: ClusterEvent): Promise<void>;
   subscribe(handler: (event: ClusterEvent) => void): void;
+  /** Called each time the subscriber is connected again after a drop (messages may have been missed). */
+  onReconnect(handler: () => void): void;
+  /** Called when the subscriber's connection drops (messages may be missed until it is back). */
+  onDisconnect(handler: () => void): void;
   close(): Promise<void>;
 }
 
@@ -58,11 +63,14 @@ export async function connectRedis(url: string, log: Logger, opts: RedisOptions 
 /**
  * Redis pub/sub on one channel, `<key_prefix>events`: a publisher connection and a subscriber
  * connection (a subscribed ioredis connection can issue no other commands). Delivery is at
- * most once; what is missed while disconnected is bounded by the caches' own expiry.
+ * most once; what is missed while disconnected is caught by the state versions in the database
+ * (cluster/staleness.ts), checked every second and at once when the subscriber reconnects.
  */
 export class RedisBus implements ClusterBus {
   readonly node = randomBytes(6).toString('hex');
   private readonly handlers: Array<(event: ClusterEvent) => void> = [];
+  private readonly reconnected: Array<() => void> = [];
+  private readonly disconnected: Array<() => void> = [];
   private closed = false;
 
   private constructor(
@@ -71,6 +79,16 @@ export class RedisBus implements ClusterBus {
     private readonly channel: string,
     private readonly log: Logger,
   ) {
+    // 'ready' comes again after every reconnect (ioredis has subscribed the channel again by then)
+    sub.on('ready', () => {
+      if (this.closed) return;
+      log.info({ node: this.node }, 'cluster bus reconnected: checking the shared state');
+      for (const h of this.reconnected) h();
+    });
+    sub.on('close', () => {
+      if (this.closed) return;
+      for (const h of this.disconnected) h();
+    });
     sub.on('message', (channel: string, text: string) => {
       if (channel !== this.channel) return;
       let msg: { from: string; event: ClusterEvent };
@@ -109,6 +127,14 @@ export class RedisBus implements ClusterBus {
 
   subscribe(handler: (event: ClusterEvent) => void): void {
     this.handlers.push(handler);
+  }
+
+  onReconnect(handler: () => void): void {
+    this.reconnected.push(handler);
+  }
+
+  onDisconnect(handler: () => void): void {
+    this.disconnected.push(handler);
   }
 
   async close(): Promise<void> {

@@ -1,7 +1,8 @@
 import type { Queue, Worker } from 'bullmq';
 import type { Redis } from 'ioredis';
 import type { Logger } from '../logger.js';
-import type { TaskKind, TaskQueue } from '../tasks/manager.js';
+import type { TaskKind } from '../tasks/kinds.js';
+import type { TaskQueue } from '../tasks/manager.js';
 import { type ClusterBus, connectRedis } from './bus.js';
 
 /**

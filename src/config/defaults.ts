@@ -1,3 +1,4 @@
+import type { TaskSection } from '../tasks/kinds.js';
 import { randomAlnum } from '../util/random.js';
 
 export type DbType = 'sqlite3' | 'postgres' | 'mysql';
@@ -50,14 +51,8 @@ export interface Config {
   delayed_start: number;
   max_connections: number;
   tls_insecure_skip_verify: boolean;
-  tasks: {
-    download: TaskKindConfig;
-    transfer: TaskKindConfig;
-    upload: TaskKindConfig;
-    copy: TaskKindConfig;
-    move: TaskKindConfig;
-    decompress: TaskKindConfig;
-    decompress_upload: TaskKindConfig;
+  /** One section per task kind (tasks/kinds.ts). */
+  tasks: Record<TaskSection, TaskKindConfig> & {
     allow_retry_canceled: boolean;
   };
   cors: {
@@ -82,6 +77,10 @@ export interface Config {
     enable: boolean;
     port: number;
     ssl: boolean;
+  };
+  /** Event hooks (docs/audit-and-hooks.md): `allow_commands` lets admins define hooks that run programs. */
+  hooks: {
+    allow_commands: boolean;
   };
 }
 
@@ -162,6 +161,8 @@ export function defaultConfig(): Config {
       decompress: task(5, 2, true),
       // Kept too: it owns the extracted files in temp_dir, which a restart would otherwise sweep.
       decompress_upload: task(5, 2, true),
+      // Sync runs (src/sync/): kept so a restart resumes one; no retry (the next run carries on from what arrived).
+      sync: task(2, 0, true),
       allow_retry_canceled: false,
     },
     cors: {
@@ -194,6 +195,9 @@ export function defaultConfig(): Config {
       enable: false,
       port: 5246,
       ssl: false,
+    },
+    hooks: {
+      allow_commands: false,
     },
   };
 }

@@ -1,4 +1,5 @@
 import { ConfigError } from '../errors.js';
+import { TASK_SECTIONS } from '../tasks/kinds.js';
 import type { Config } from './defaults.js';
 
 /** Env prefixes, first match wins: our own, then the original's so existing deployments keep working. */
@@ -47,7 +48,7 @@ const ENV_FIELDS: Array<[string, string]> = [
   ['REDIS_URL', 'redis.url'],
   ['REDIS_KEY_PREFIX', 'redis.key_prefix'],
 ];
-for (const kind of ['download', 'transfer', 'upload', 'copy', 'move', 'decompress', 'decompress_upload']) {
+for (const kind of TASK_SECTIONS) {
   const k = kind.toUpperCase();
   ENV_FIELDS.push([`TASKS_${k}_WORKERS`, `tasks.${kind}.workers`]);
   ENV_FIELDS.push([`TASKS_${k}_MAX_RETRY`, `tasks.${kind}.max_retry`]);
@@ -56,6 +57,7 @@ for (const kind of ['download', 'transfer', 'upload', 'copy', 'move', 'decompres
 
 ENV_FIELDS.push(['SFTP_ENABLE', 'sftp.enable'], ['SFTP_LISTEN', 'sftp.listen'], ['SFTP_RSA_HOST_KEY', 'sftp.rsa_host_key']);
 ENV_FIELDS.push(['S3_ENABLE', 's3.enable'], ['S3_PORT', 's3.port'], ['S3_SSL', 's3.ssl']);
+ENV_FIELDS.push(['HOOKS_ALLOW_COMMANDS', 'hooks.allow_commands']);
 for (const key of ['enable', 'listen', 'find_pasv_port_attempts', 'active_transfer_port_non_20', 'idle_timeout', 'connection_timeout', 'disable_active_mode', 'default_transfer_binary', 'enable_active_conn_ip_check', 'enable_pasv_conn_ip_check']) {
   ENV_FIELDS.push([`FTP_${key.toUpperCase()}`, `ftp.${key}`]);
 }

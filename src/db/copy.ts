@@ -12,8 +12,12 @@ type AnyDb = Kysely<any>;
 /** Rows per read and per insert (well under every engine's bound-parameter limit). */
 const CHUNK = 500;
 
-/** Kept by the migrations themselves on each side; not data. */
-const SKIPPED = new Set(['schema_migrations']);
+/**
+ * Kept by the migrations themselves on each side; not data: the applied migrations, the
+ * cluster's state counters (seeded by their migration; a copy's processes start from its own),
+ * and the login throttle's short-lived counters.
+ */
+const SKIPPED = new Set(['schema_migrations', 'state_versions', 'login_failures']);
 
 export interface TableInfo {
   /** Name without the prefix. */

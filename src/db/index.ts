@@ -8,6 +8,7 @@ import type { Config, DbType } from '../config/defaults.js';
 import { TablePrefixPlugin, withTablePrefix } from './prefix-plugin.js';
 import { QueryCounterPlugin } from './query-counter.js';
 import { SqliteCheckpointer } from './sqlite-checkpointer.js';
+import { SqliteReader, SqliteReaderDialect } from './sqlite-reader.js';
 import { cachingStatements } from './sqlite-statements.js';
 import type { Database } from './schema.js';
 import { lazyRequire } from '../util/lazy-require.js';
@@ -34,6 +35,12 @@ export interface DbHandle {
   queries(): number;
   /** SQLite opened with `checkpointer`: the worker that checkpoints its WAL. */
   checkpointer?: SqliteCheckpointer;
+  /**
+   * Where long read-only queries go (the search): on SQLite with a file, a connection of its own
+   * in a worker thread (sqlite-reader.ts), off the event loop; otherwise (PostgreSQL and MySQL
+   * are asynchronous already, or the worker failed) the main database.
+   */
+  readDb(): Db;
   close(): Promise<void>;
 }
 
@@ -79,6 +86,7 @@ export function openDatabase(config: Config['database'], opts: OpenDatabaseOptio
   const plugins = [...(prefix ? [new TablePrefixPlugin()] : []), counter];
   let db: Db;
   let checkpointer: SqliteCheckpointer | undefined;
+  let reader: { kysely: Db; worker: SqliteReader } | undefined;
   if (config.type === 'postgres') {
     db = new Kysely<Database>({ dialect: withTablePrefix(new PostgresDialect({ pool: postgresPool(config) }), prefix), plugins });
   } else if (config.type === 'mysql') {
@@ -93,6 +101,10 @@ export function openDatabase(config: Config['database'], opts: OpenDatabaseOptio
     checkpointer = worker;
     const onWrite = worker && (() => worker.noteWrite());
     db = new Kysely<Database>({ dialect: withTablePrefix(new SqliteDialect({ database: cachingStatements(sqlite, onWrite) }), prefix), plugins });
+    if (!sqlite.memory) {
+      const worker = new SqliteReader(path.resolve(config.db_file));
+      reader = { worker, kysely: new Kysely<Database>({ dialect: withTablePrefix(new SqliteReaderDialect(worker), prefix), plugins }) };
+    }
   }
   return {
     db,
@@ -100,8 +112,10 @@ export function openDatabase(config: Config['database'], opts: OpenDatabaseOptio
     prefix: config.table_prefix,
     queries: () => counter.count,
     checkpointer,
+    readDb: () => (reader?.worker.usable ? reader.kysely : db),
     close: async () => {
       await checkpointer?.stop();
+      await reader?.kysely.destroy();
       await db.destroy();
     },
   };

@@ -20,6 +20,11 @@ export interface UsersTable {
   disabled: number;
   sso_id: string;
   authn: string;
+  /** The user's own extra roots, JSON `[{path, name}]` (migration 26). */
+  roots: Generated<string | null>;
+  /** Quotas of the user's own root (migration 27; 0: none). */
+  quota_bytes: Generated<number>;
+  quota_files: Generated<number>;
 }
 
 export interface SessionsTable {
@@ -64,6 +69,10 @@ export interface StoragesTable {
   proxy_range: number;
   down_proxy_url: string;
   disable_proxy_sign: number;
+  /** '' (the driver's default: on for Local without a recycle bin), 'on' or 'off' (fs/trash.ts). */
+  trash: string;
+  /** Days a trashed object is kept before it is purged; 0 keeps it until purged by hand. */
+  trash_days: number;
 }
 
 export interface MetaTable {
@@ -162,6 +171,8 @@ export interface TasksTable {
   total_bytes: number;
   retry_count: number;
   payload: string;
+  /** The folder passwords the creator presented, as a JSON array (null: none); each name the task writes is decided with them. */
+  creator_passwords: string | null;
   start_time: number;
   end_time: number;
   created_at: number;
@@ -271,6 +282,216 @@ export interface UploadClaimsTable {
   beat: number;
 }
 
+/** One operation of the audit log (audit/): who, through which front, what, where, how it ended. */
+export interface AuditEventsTable {
+  id: Generated<number>;
+  /** ms since the epoch */
+  time: number;
+  username: string;
+  front: string;
+  op: string;
+  path: string;
+  dst_path: string;
+  bytes: number;
+  /** `ok` or the error kind */
+  result: string;
+  ip: string;
+  request_id: string;
+}
+
+/** An event hook (hooks/): which events it takes and what it does with them. */
+export interface HooksTable {
+  id: Generated<number>;
+  name: string;
+  /** JSON arrays: ops, path globs, user names (empty: every one) */
+  events: string;
+  paths: string;
+  users: string;
+  /** JSON: `{type: 'http', url, secret}` or `{type: 'command', command: [program, ...args]}` */
+  action: string;
+  disabled: number;
+  created_at: number;
+  updated_at: number;
+}
+
+/** One event waiting to be delivered to one hook, being delivered, or given up on (the dead letters). */
+export interface HookDeliveriesTable {
+  id: Generated<number>;
+  hook_id: number;
+  /** the event as JSON, exactly the body sent */
+  event: string;
+  /** `pending`, `dead` (given up: shown on the hook's page) */
+  state: string;
+  attempts: number;
+  /** ms since the epoch: not sent again before */
+  next_at: number;
+  /** `host:pid` of the process sending it now ('' when none), and until when that claim holds */
+  claimed_by: string;
+  claimed_until: number;
+  last_error: string;
+  created_at: number;
+}
+
+/** The tags of one S3 object (protocols/s3/tagging.ts), with the size and time of the object they were set on. */
+export interface ObjectTagsTable {
+  /** SHA-256 of `path` in hex */
+  path_hash: string;
+  /** the object's virtual path */
+  path: string;
+  /** JSON array of `[key, value]` pairs, in the order given */
+  tags: string;
+  size: number;
+  /** ms since the epoch: with `size`, tells the object tagged from one written since by another front */
+  modified: number;
+  updated_at: number;
+}
+
+/** What S3 knows of an object it wrote (protocols/s3/digests.ts), valid while its size and time are these. */
+export interface ObjectDigestsTable {
+  /** SHA-256 of `path` in hex */
+  path_hash: string;
+  path: string;
+  size: number;
+  /** ms since the epoch, as the storage reported it after the write */
+  modified: number;
+  /** the MD5 of the bytes in hex ('' when not known) */
+  md5: string;
+  /** `x-amz-meta-mtime` as the client sent it, finer than the storage keeps ('' when none) */
+  mtime: string;
+  updated_at: number;
+}
+
+/** One counter per kind of state processes cache (metas, settings, storages, auth), bumped on each change. */
+export interface StateVersionsTable {
+  kind: string;
+  version: number;
+}
+
+/** WebDAV locks (fs/locks.ts): `root` a virtual path, `expires` in ms since the epoch. */
+export interface LoginFailuresTable {
+  ip: string;
+  failures: number;
+  expires: number;
+}
+
+export interface DavLocksTable {
+  token: string;
+  root: string;
+  depth: string;
+  scope: string;
+  owner: string;
+  timeout: number;
+  expires: number;
+  user_id: number;
+}
+
+/** The stable ids WOPI gives files (wopi/files.ts): `path` a virtual path, `path_hash` its SHA-256 (hex, unique). */
+export interface WopiFilesTable {
+  id: string;
+  path: string;
+  path_hash: string;
+  /** The user who opened the file first (CheckFileInfo's OwnerId). */
+  owner_id: number;
+  created: number;
+}
+
+/** An object deleted into its storage's trash (fs/trash.ts): where it was, who deleted it, when. */
+export interface TrashEntriesTable {
+  id: string;
+  storage_id: number;
+  /** The virtual path it was deleted from. */
+  path: string;
+  name: string;
+  size: number;
+  is_dir: number;
+  deleted_at: number;
+  user_id: number;
+  username: string;
+  front: string;
+}
+
+/** A group of users (migration 26): bits and roots its members gain. */
+export interface AccessGroupsTable {
+  id: Generated<number>;
+  name: string;
+  permission: number;
+  /** JSON `[{path, name}]`: virtual paths shown at each member's `/<name>`. */
+  roots: string;
+  /** Quotas its members' writes into its roots share (migration 27; 0: none). */
+  quota_bytes: Generated<number>;
+  quota_files: Generated<number>;
+}
+
+/** What a quota's owner uses (migration 27): kept as writes happen, set again by a scan. */
+export interface QuotaUsageTable {
+  /** `user` or `group`. */
+  owner_kind: string;
+  owner_id: number;
+  used_bytes: number;
+  used_files: number;
+  /** Milliseconds since the epoch of the last scan (0: never). */
+  scanned_at: number;
+}
+
+/** Which user belongs to which group (migration 26). */
+export interface GroupMembersTable {
+  user_id: number;
+  group_id: number;
+}
+
+/** A sync job (sync/): what it copies where, how, when (migration 30). JSON columns as the wire's objects. */
+export interface SyncJobsTable {
+  id: Generated<number>;
+  name: string;
+  src: string;
+  dst: string;
+  mode: string;
+  compare: string;
+  /** JSON: include/exclude globs, size and age bounds. */
+  filters: string;
+  /** 5-field cron, '' for none. */
+  cron: string;
+  time_zone: string;
+  /** JSON: bandwidth, transfers, delete phase, max deletes, dry run, conflict rule, tolerance, reports kept. */
+  options: string;
+  disabled: number;
+  owner_id: number;
+  owner: string;
+  /** The next time the schedule fires (ms; 0: none); a node claims a fire by moving it on. */
+  next_run: number;
+  /** The node running the job and until when its lease holds (ms). */
+  lease_owner: string;
+  lease_until: number;
+  created_at: number;
+  updated_at: number;
+}
+
+/** One run's report (the last N per job are kept). */
+export interface SyncRunsTable {
+  id: Generated<number>;
+  job_id: number;
+  task_id: string;
+  dry_run: number;
+  /** queued, running, succeeded, failed, canceled */
+  state: string;
+  started_at: number;
+  finished_at: number;
+  /** JSON: counts and bytes, failures, the paths copied/updated/deleted (bounded). */
+  report: string;
+  error: string;
+}
+
+/** What a job's last runs left in step, per relative path: both sides' size and time (skips, resumes, bisync's history). */
+export interface SyncStateTable {
+  job_id: number;
+  path_hash: string;
+  path: string;
+  src_size: number;
+  src_mtime: number;
+  dst_size: number;
+  dst_mtime: number;
+}
+
 export interface Database {
   users: UsersTable;
   sessions: SessionsTable;
@@ -291,4 +512,20 @@ export interface Database {
   upload_parts: UploadPartsTable;
   sso_flows: SsoFlowsTable;
   upload_claims: UploadClaimsTable;
+  audit_events: AuditEventsTable;
+  hooks: HooksTable;
+  hook_deliveries: HookDeliveriesTable;
+  object_tags: ObjectTagsTable;
+  object_digests: ObjectDigestsTable;
+  state_versions: StateVersionsTable;
+  dav_locks: DavLocksTable;
+  login_failures: LoginFailuresTable;
+  trash_entries: TrashEntriesTable;
+  wopi_files: WopiFilesTable;
+  access_groups: AccessGroupsTable;
+  group_members: GroupMembersTable;
+  quota_usage: QuotaUsageTable;
+  sync_jobs: SyncJobsTable;
+  sync_runs: SyncRunsTable;
+  sync_state: SyncStateTable;
 }

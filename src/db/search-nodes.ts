@@ -11,6 +11,8 @@ export interface NodeQuery {
   keywords: string[];
   /** Absolute virtual folder; `/` is everything. */
   under: string;
+  /** More folders whose entries match too (a principal's named roots, searched from the top of their tree). */
+  alsoUnder?: string[];
   /** 0 all, 1 folders only, 2 files only. */
   scope: number;
 }
@@ -48,7 +50,7 @@ export class SearchNodesRepo {
 
   /** Runs `fn` in one transaction (a batch of rows and the build cursor commit together). */
   transaction<T>(fn: (repo: SearchNodesRepo) => Promise<T>): Promise<T> {
-    return this.h.db.transaction().execute((trx) => fn(new SearchNodesRepo({ ...this.h, db: trx })));
+    return this.h.db.transaction().execute((trx) => fn(new SearchNodesRepo({ ...this.h, db: trx, readDb: () => trx })));
   }
 
   async children(parent: string): Promise<SearchNodeRow[]> {
@@ -137,17 +139,22 @@ export class SearchNodesRepo {
       );
       conds.push(eb('id', 'in', sql<number>`(select rowid from ${sql.table('search_fts')} where ${likes})`));
     }
-    if (q.under !== '/') {
-      const [lo, hi] = below(q.under);
-      conds.push(eb.or([eb('parent', '=', q.under), eb.and([eb('parent', '>=', lo), eb('parent', '<', hi)])]));
+    const unders = [q.under, ...(q.alsoUnder ?? [])];
+    if (!unders.includes('/')) {
+      conds.push(eb.or(unders.flatMap((u) => {
+        const [lo, hi] = below(u);
+        return [eb('parent', '=', u), eb.and([eb('parent', '>=', lo), eb('parent', '<', hi)])];
+      })));
     }
     if (q.scope === 1) conds.push(eb('is_dir', '=', 1));
     if (q.scope === 2) conds.push(eb('is_dir', '=', 0));
     return eb.and(conds);
   }
 
+  /** Counts the matches, on the read connection (off the event loop on SQLite: DbHandle.readDb). */
   async countMatches(q: NodeQuery): Promise<number> {
-    const r = await this.h.db
+    const r = await this.h
+      .readDb()
       .selectFrom('search_nodes')
       .select((eb) => eb.fn.countAll<number>().as('n'))
       .where((eb) => this.matches(eb, q))
@@ -157,7 +164,8 @@ export class SearchNodesRepo {
 
   /**
    * Matches ordered by name (then id), `limit` rows after the keyset `after` (exclusive) or
-   * from `offset`. The keyset form lets a caller stream every match in bounded memory.
+   * from `offset`. The keyset form lets a caller stream every match in bounded memory. Run on
+   * the read connection (DbHandle.readDb).
    */
   async matchPage(q: NodeQuery, limit: number, from: { offset?: number; after?: { name: string; id: number } }): Promise<SearchNodeRow[]> {
     const after = from.after;
@@ -171,13 +179,14 @@ export class SearchNodesRepo {
     };
     // PostgreSQL: matches first (GIN), then the order. Left alone, the planner may walk the whole
     // name B-tree in order, filtering, which takes seconds for a keyword with few matches.
+    const db = this.h.readDb();
     const ordered =
       this.h.type === 'postgres'
-        ? this.h.db
+        ? db
             .with((w) => w('search_matches').materialized(), select)
             .selectFrom('search_matches' as 'search_nodes')
             .selectAll()
-        : select(this.h.db);
+        : select(db);
     return ordered
       .orderBy('name')
       .orderBy('id')

@@ -2,7 +2,8 @@ import type { Selectable } from 'kysely';
 import type { DbHandle } from './index.js';
 import type { TasksTable } from './schema.js';
 
-export type TaskRow = Selectable<TasksTable>;
+/** A task's row; `creator_passwords` may be left out (none, as in rows written before migration 17). */
+export type TaskRow = Omit<Selectable<TasksTable>, 'creator_passwords'> & { creator_passwords?: string | null };
 
 export class TasksRepo {
   constructor(private readonly h: DbHandle) {}

@@ -28,26 +28,38 @@ export class UploadsRepo {
     return (await this.q.row(this.h.db, { id })).rows[0];
   }
 
-  /** An upload of this user still receiving to the same path and size (OpenList's init resumes it). */
-  async receivingTo(userId: number, protocol: string, path: string, size: number): Promise<UploadRow | undefined> {
+  /** This user's uploads still receiving to one of `paths` with this size, the latest first (OpenList's init resumes one). */
+  async receivingTo(userId: number, protocol: string, paths: string[], size: number): Promise<UploadRow[]> {
     return this.h.db
       .selectFrom('uploads')
       .selectAll()
       .where('user_id', '=', userId)
       .where('protocol', '=', protocol)
-      .where('path', '=', path)
+      .where('path', 'in', paths)
       .where('size', '=', size)
       .where('state', '=', 'receiving')
       .orderBy('updated_at', 'desc')
-      .executeTakeFirst();
+      .execute();
   }
 
+  /** This user's uploads of `protocol` still receiving (the interrupted SFTP/FTP uploads of uploads/partials.ts). */
+  async receivingOf(userId: number, protocol: string): Promise<UploadRow[]> {
+    return this.h.db.selectFrom('uploads').selectAll().where('user_id', '=', userId).where('protocol', '=', protocol).where('state', '=', 'receiving').execute();
+  }
+
+  /** An interrupted SFTP/FTP upload's bytes so far (its size), written now. */
+  async setPartial(id: string, bytes: number, now: number): Promise<void> {
+    await this.h.db.updateTable('uploads').set({ received: bytes, updated_at: now }).where('id', '=', id).where('state', '=', 'receiving').execute();
+  }
+
+  /** Resumable uploads still receiving (interrupted SFTP/FTP uploads kept for a resume are not counted). */
   async countReceiving(userId: number): Promise<number> {
     const r = await this.h.db
       .selectFrom('uploads')
       .select((eb) => eb.fn.countAll<number>().as('n'))
       .where('user_id', '=', userId)
       .where('state', '=', 'receiving')
+      .where('protocol', '!=', 'partial')
       .executeTakeFirst();
     return Number(r?.n ?? 0);
   }

@@ -5,8 +5,7 @@
 
 import path from 'node:path';
 import { cleanPath, isSubPath } from '../util/paths.js';
-import type { DriverContext } from './types.js';
-import type { VirtualFs } from './vfs.js';
+import type { DriverContext, VirtualFs } from './types.js';
 
 export abstract class OverlayDriver {
   constructor(

@@ -5,20 +5,19 @@
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
-import { KindError } from '../errors.js';
-import { type Link, type Obj, ObjectNotFound } from './types.js';
+import { type Link, type Obj, ObjectNotFound, StorageError } from './types.js';
 
 /** The peer already has an object under that name (kind Exists; the API answers 500 with the text). */
-export class ObjectExists extends KindError {
+export class ObjectExists extends StorageError {
   constructor(what = 'file exists') {
-    super('Exists', what, 500);
+    super('Exists', what);
   }
 }
 
 /** The peer refused the operation: its permissions, a read-only share, a denied key (kind Forbidden, 500 on the API). */
-export class PermissionDenied extends KindError {
+export class PermissionDenied extends StorageError {
   constructor(detail = '') {
-    super('Forbidden', detail ? `permission denied by the storage: ${detail}` : 'permission denied by the storage', 500);
+    super('Forbidden', detail ? `permission denied by the storage: ${detail}` : 'permission denied by the storage');
   }
 }
 

@@ -1,6 +1,10 @@
+// The driver interface (Driver and its optional capabilities), the objects drivers report, and the
+// errors they throw. A driver throws the kinds of src/errors.ts: ObjectNotFound for a missing
+// object, UploadIntegrityError for a body other than declared, StorageError for a refusal or
+// failure its storage reported; anything else is reported as the storage's own text (Upstream).
 import type { Readable } from 'node:stream';
+import { type ErrorKind, KindError, Missing } from '../errors.js';
 import type { LinkFetcher } from '../net/link-fetch.js';
-import type { VirtualFs } from './vfs.js';
 
 /** An entry as a driver reports it. Paths given to drivers are relative to the storage root. */
 export interface Obj {
@@ -83,9 +87,13 @@ export interface FormItem {
 export interface Driver {
   init(): Promise<void>;
   drop(): Promise<void>;
-  /** Entries of a folder; throws NotFoundError for a missing folder. */
-  list(path: string): Promise<Obj[]>;
-  /** One entry; throws NotFoundError when missing. */
+  /**
+   * Entries of a folder; throws ObjectNotFound for a missing folder. `refresh`: the client asked
+   * for a fresh listing (fs has dropped its cache); a driver over a server with its own cache
+   * may pass it on (the OpenList driver's `pass_refresh_flag_to_upsteam`).
+   */
+  list(path: string, args?: { refresh?: boolean }): Promise<Obj[]>;
+  /** One entry; throws ObjectNotFound when missing. */
   get(path: string): Promise<Obj>;
   link(path: string, args: LinkArgs): Promise<Link>;
   /** The addition after init (drivers may refresh tokens); persisted by the storage manager. */
@@ -129,6 +137,17 @@ export interface Driver {
   putFile?(dstDir: string, file: LocalFile): Promise<boolean>;
   /** Optional: multipart uploads straight into the storage (S3), for resumable uploads. */
   multipart?: MultipartTarget;
+  /**
+   * Optional: uploads a client sends straight to the storage's back end, bypassing this server
+   * (OpenList's direct upload). The tools this storage offers now (`HttpDirect`); none when its
+   * settings leave it off.
+   */
+  directUploadTools?(): string[];
+  /**
+   * Optional, with directUploadTools: where a client sends the file `dstDir/name` of `size` bytes
+   * with `tool`; undefined when the storage does not offer that tool. Access is decided above.
+   */
+  directUploadInfo?(dstDir: string, name: string, args: { tool: string; size: number }): Promise<HttpDirectUpload | undefined>;
   /** Sets the modification time of a file or folder (SFTP setstat, rclone's modtime). */
   setModified?(path: string, modified: Date): Promise<void>;
 
@@ -196,6 +215,20 @@ export interface LocalFile {
 }
 
 /**
+ * An `HttpDirect` upload: the client sends the file's bytes with `method` to `url` (with
+ * `headers`), in one request, or with `chunkSize` > 0 in requests of that size carrying
+ * Content-Range. The URL is a capability: it admits that one file only, until `expiresSeconds`
+ * after it was made.
+ */
+export interface HttpDirectUpload {
+  url: string;
+  method: 'PUT' | 'POST';
+  chunkSize: number;
+  headers?: Record<string, string>;
+  expiresSeconds: number;
+}
+
+/**
  * A multipart upload into the storage: begun for a target, parts sent in any order (numbered
  * from 1; each but the last at least `minPart` bytes), the object appears only when `finish`
  * assembles the parts; `abort` drops them.
@@ -211,11 +244,21 @@ export interface MultipartTarget {
   abort(dstDir: string, name: string, uploadId: string): Promise<void>;
 }
 
-/** Raised when a put's body is shorter or longer than its declared size, or a hash differs. */
-export class UploadIntegrityError extends Error {
+/** Raised when a put's body is shorter or longer than its declared size, or a hash differs (kind Integrity). */
+export class UploadIntegrityError extends KindError {
   constructor(message: string) {
-    super(message);
-    this.name = 'UploadIntegrityError';
+    super('Integrity', message);
+  }
+}
+
+/**
+ * A refusal or failure the storage behind a driver reported (a permission of its file system, a
+ * name taken, no space left): its kind says what. OpenList passes a driver's error through its
+ * routes with code 500 and the text (server/api-codes.ts).
+ */
+export class StorageError extends KindError {
+  constructor(kind: ErrorKind, message: string) {
+    super(kind, message);
   }
 }
 
@@ -240,13 +283,17 @@ export interface DriverContext {
   sign?(virtualPath: string): string;
   /** The configured site_url ('' when unset). */
   siteUrl?: string;
+  /** Stores a changed addition of this storage (a driver whose settings are its content: UrlTree's `writable`). */
+  saveAddition?(addition: Record<string, unknown>): Promise<void>;
 }
 
-/** Raised by drivers for a missing object; the fs layer maps it to the original's message. */
-export class ObjectNotFound extends Error {
+/**
+ * Raised by drivers for a missing object (kind NotFound, as every missing file or folder: it is a
+ * Missing); the fs layer prefixes the original's words (`failed get obj: object not found`).
+ */
+export class ObjectNotFound extends Missing {
   constructor(what = 'object not found') {
     super(what);
-    this.name = 'ObjectNotFound';
   }
 }
 
@@ -309,4 +356,30 @@ export function defineDriver(
   read: FormItem[] = additional,
 ): DriverFactory {
   return { config, additional, create: (addition, ctx) => make(readAddition(read, addition), ctx) };
+}
+
+/**
+ * The virtual tree as drivers that overlay other mounts see it (Alias, Crypt): full virtual
+ * paths, no user rules (the request was checked against the overlay's own path), the target
+ * storages' caches kept up to date. Missing objects raise ObjectNotFound like a driver would.
+ */
+export interface VirtualFs {
+  list(path: string): Promise<Obj[]>;
+  get(path: string): Promise<Obj>;
+  link(path: string, args: LinkArgs): Promise<Link>;
+  /** Bytes start..end (inclusive) of a file, from its reader or its URL. */
+  open(path: string, start: number, end: number): Promise<Readable>;
+  /** Creates a folder (and missing parents). */
+  mkdir(path: string): Promise<void>;
+  rename(path: string, newName: string): Promise<void>;
+  /** Moves or copies one object to a full target path, across storages too. */
+  moveTo(src: string, dst: string): Promise<void>;
+  copyTo(src: string, dst: string): Promise<void>;
+  remove(path: string): Promise<void>;
+  /** Stores a stream as `dir/file.name`, replacing an existing file once complete. */
+  put(dir: string, file: UploadStream): Promise<void>;
+  /** The mount path of the storage holding `path` (overlays pair objects of one storage: a move there stays server-side). */
+  storageOf(path: string): string;
+  /** The free bytes of the storage holding `path`; undefined when its driver can not tell (no `usage`, or it failed). */
+  freeSpace(path: string): Promise<number | undefined>;
 }

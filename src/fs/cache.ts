@@ -14,6 +14,12 @@ interface Entry {
 export class ListingCache {
   private entries = new Map<string, Entry>();
   private objects = 0;
+  /**
+   * Off while this process cannot hear other processes' invalidations (its cluster bus is down):
+   * listings are then read from the storage each time, and what was cached before is dropped
+   * when the bus is back, since writes made elsewhere in between went unannounced.
+   */
+  private trusted = true;
 
   constructor(private readonly maxObjects = 2_000_000) {}
 
@@ -27,6 +33,7 @@ export class ListingCache {
   }
 
   get(storageId: number, path: string, now = Date.now()): Entry | undefined {
+    if (!this.trusted) return undefined;
     const k = this.key(storageId, path);
     const e = this.entries.get(k);
     if (!e) return undefined;
@@ -40,7 +47,7 @@ export class ListingCache {
   }
 
   set(storageId: number, path: string, objs: Obj[], ttlMs: number, stamp?: string): void {
-    if (ttlMs <= 0 || objs.length === 0 || objs.length > this.maxObjects) return;
+    if (!this.trusted || ttlMs <= 0 || objs.length === 0 || objs.length > this.maxObjects) return;
     const k = this.key(storageId, path);
     const old = this.entries.get(k);
     if (old) this.remove(k, old);
@@ -64,6 +71,17 @@ export class ListingCache {
     for (const [key, e] of this.entries) {
       if (key === k || (recursive && key.startsWith(prefix))) this.remove(key, e);
     }
+  }
+
+  /** Stops using the cache (bus down), or drops everything and uses it again (bus back). */
+  setTrusted(trusted: boolean): void {
+    if (trusted && !this.trusted) this.clear();
+    this.trusted = trusted;
+  }
+
+  clear(): void {
+    this.entries.clear();
+    this.objects = 0;
   }
 
   dropStorage(storageId: number): void {

@@ -1,14 +1,40 @@
-import { type Driver, ObjectNotFound } from '../drivers/types.js';
-import { AppError } from '../errors.js';
+import { type Driver } from '../drivers/types.js';
+import { AppError, type ErrorKind, isAbort } from '../errors.js';
 
 /** Driver operations whose failures count as driver errors (the capabilities of drivers/types.ts). */
 const OPS = new Set(['list', 'get', 'link', 'listStamp', 'other', 'makeDir', 'rename', 'move', 'copy', 'remove', 'put']);
 
-/** Failures of the storage behind a driver, as opposed to answers about the request (missing file, bad name, canceled). */
+/**
+ * The kinds that are a failure of the storage behind a driver (its own refusals that the request
+ * could not foresee: a permission of its file system, no space left, a name it holds twice), as
+ * opposed to answers about the request (a missing file, a bad name, a password).
+ */
+const FAULT: Record<ErrorKind, boolean> = {
+  BadRequest: false,
+  Unauthorized: false,
+  OtpRequired: false,
+  Forbidden: false,
+  PasswordRequired: false,
+  Hidden: false,
+  NotFound: false,
+  Exists: false,
+  NotEmpty: false,
+  Conflict: false,
+  Integrity: false,
+  PathTooLong: false,
+  TooManyRequests: false,
+  TooLarge: false,
+  QuotaExceeded: false,
+  Unsupported: true,
+  Upstream: true,
+  Unavailable: true,
+  Internal: true,
+};
+
+/** Failures of the storage behind a driver, as opposed to answers about the request (missing file, bad name) and cancellation. */
 export function isDriverFault(err: unknown): boolean {
-  if (err instanceof ObjectNotFound) return false;
-  if (err instanceof AppError && err.code < 500) return false;
-  return !(err instanceof Error && (err.name === 'AbortError' || err.message === 'context canceled'));
+  if (isAbort(err)) return false;
+  return err instanceof AppError ? FAULT[err.kind] : true;
 }
 
 /**

@@ -1,8 +1,7 @@
 import path from 'node:path';
 import { Readable } from 'node:stream';
 import { openUrlRange } from '../drivers/url-range.js';
-import type { VirtualFs } from '../drivers/vfs.js';
-import { type Link, type LinkArgs, type Obj, ObjectNotFound, type UploadStream } from '../drivers/types.js';
+import { type Link, type LinkArgs, type Obj, ObjectNotFound, type UploadStream, type VirtualFs } from '../drivers/types.js';
 import { isKind } from '../errors.js';
 import type { Fs } from './fs.js';
 import type { LinkFetcher } from '../net/link-fetch.js';
@@ -69,5 +68,13 @@ export class DriverFs implements VirtualFs {
 
   put(dir: string, file: UploadStream): Promise<void> {
     return found(this.writer.put(path.posix.join(dir, file.name), file, { overwrite: true }));
+  }
+
+  storageOf(p: string): string {
+    return this.fs.resolveStorage(p).storage.actualMount;
+  }
+
+  freeSpace(p: string): Promise<number | undefined> {
+    return this.writer.freeSpace(p);
   }
 }

@@ -1,10 +1,10 @@
 import path from 'node:path';
 import type { Driver, Link, LinkArgs, Obj } from '../drivers/types.js';
-import { ObjectNotFound } from '../drivers/types.js';
-import { AppError, Missing, ServerError, Unavailable, Unsupported, Upstream } from '../errors.js';
+import { AppError, isAbort, isKind, KindError, Missing, Unavailable, Unsupported, Upstream } from '../errors.js';
 import { naturalCompare } from '../util/natural-compare.js';
 import type { ListingCache } from './cache.js';
 import { type Mounted, STATUS_WORK, type Storages } from './storages.js';
+import { inTrash, TRASH_DIR } from './trash.js';
 
 export const MSG_OBJECT_NOT_FOUND = 'object not found';
 
@@ -34,11 +34,25 @@ export function sortObjs(objs: Obj[], orderBy: string, direction: string, extrac
  * Crypt) recognise its kind to report the object as missing in turn. */
 export const MissingObject = Missing;
 
-/** A driver's failure as this server reports it: a missing object typed, typed errors kept, the rest as the peer's text. */
+/** A folder where a file is needed (kind BadRequest: raw links answer 400; OpenList's API 500: server/api-codes.ts). */
+export class NotAFile extends KindError {
+  constructor() {
+    super('BadRequest', 'not a file');
+  }
+}
+
+/** A driver's failure as this server reports it: a missing object in the original's words, typed errors kept, the rest as the peer's text. */
 export function wrapNotFound(prefix: string, err: unknown): never {
-  if (err instanceof ObjectNotFound) throw new MissingObject(`${prefix}${err.message}`);
-  if (err instanceof AppError) throw err;
+  if (isKind(err, 'NotFound')) throw new MissingObject(`${prefix}${(err as Error).message}`);
+  if (err instanceof AppError || isAbort(err)) throw err;
   throw new Upstream(`${prefix}${(err as Error).message}`);
+}
+
+
+/** A path into a storage's trash folder is, for every front, no path at all (fs/trash.ts reaches it). */
+function outsideTrash<T extends { actualPath: string }>(r: T): T {
+  if (inTrash(r.actualPath)) throw new MissingObject('object not found');
+  return r;
 }
 
 /**
@@ -63,7 +77,7 @@ export class Fs {
   /** The storage owning a path, or the original's error when none does. */
   resolveStorage(virtualPath: string): { storage: Mounted; actualPath: string } {
     const r = this.storages.resolve(virtualPath);
-    if (r) return r;
+    if (r) return outsideTrash(r);
     if (virtualPath === '/') throw new MissingObject('failed get storage: storage not found; please add a storage first');
     throw new MissingObject(`failed get storage: storage not found; rawPath: ${virtualPath}`);
   }
@@ -87,13 +101,15 @@ export class Fs {
       if (virtual.length === 0) this.resolveStorage(virtualPath);
       return { objs: virtual.map((v) => ({ name: v.name, size: 0, isDir: true, modified: new Date(v.modified) })) };
     }
-    const { storage, actualPath } = resolved;
+    const { storage, actualPath } = outsideTrash(resolved);
     let objs: Obj[];
     try {
       objs = await this.listStorage(storage, actualPath, opts.refresh ?? false);
+      // The trash folder at a storage's root is listed by no front (fs/trash.ts).
+      if (actualPath === '/' && objs.some((o) => o.name === TRASH_DIR)) objs = objs.filter((o) => o.name !== TRASH_DIR);
     } catch (err) {
       // A mount below a path its parent storage does not have still lists its virtual folders.
-      if (err instanceof ObjectNotFound && virtual.length > 0) objs = [];
+      if (isKind(err, 'NotFound') && virtual.length > 0) objs = [];
       else wrapNotFound('failed get objs: failed get dir: ', err);
     }
     if (virtual.length === 0) return { objs, storage };
@@ -115,7 +131,7 @@ export class Fs {
       }
     }
     const stamp = ttl > 0 && driver.listStamp ? await driver.listStamp(actualPath) : undefined;
-    let objs = await driver.list(actualPath);
+    let objs = await driver.list(actualPath, { refresh });
     if (storage.factory.config.localSort) {
       objs = sortObjs(objs, storage.row.order_by, storage.row.order_direction, storage.row.extract_folder);
     }
@@ -140,12 +156,12 @@ export class Fs {
       if (!v) this.resolveStorage(virtualPath);
       return { obj: v! };
     }
-    const { storage, actualPath } = resolved;
+    const { storage, actualPath } = outsideTrash(resolved);
     try {
       const obj = await this.working(storage).get(actualPath);
       return { obj: { ...obj, name: actualPath === '/' ? name : obj.name }, storage };
     } catch (err) {
-      const v = err instanceof ObjectNotFound ? virtualFolder() : undefined;
+      const v = isKind(err, 'NotFound') ? virtualFolder() : undefined;
       if (v) return { obj: v, storage };
       wrapNotFound('failed get obj: ', err);
     }
@@ -158,7 +174,7 @@ export class Fs {
     const driver = this.working(storage);
     try {
       const obj = await driver.get(actualPath);
-      if (obj.isDir) throw new ServerError('not a file');
+      if (obj.isDir) throw new NotAFile();
       return { link: await driver.link(actualPath, args), obj, storage };
     } catch (err) {
       wrapNotFound('failed link: ', err);
@@ -206,6 +222,11 @@ export class Fs {
   /** Drops cached listings another process reported changed (no further notice). */
   invalidateStorage(storageId: number, actualPath: string, recursive: boolean): void {
     this.cache.invalidate(storageId, actualPath, recursive);
+  }
+
+  /** Cluster mode: whether other processes' invalidations reach this one (cache.ts setTrusted). */
+  trustListingCache(trusted: boolean): void {
+    this.cache.setTrusted(trusted);
   }
 
   dropStorageCache(storageId: number): void {

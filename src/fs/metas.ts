@@ -1,5 +1,5 @@
 import type { Meta, MetasRepo } from '../db/metas.js';
-import { BadRequest, NotFound, ServerError } from '../errors.js';
+import { BadRequest, Exists, NotFound } from '../errors.js';
 import { cleanPath } from '../util/paths.js';
 
 export type MetaInput = Omit<Meta, 'id'> & { id?: number };
@@ -71,7 +71,7 @@ export class Metas {
 
   async create(input: MetaInput): Promise<number> {
     const m = this.normalize(input);
-    if (await this.repo.byPath(m.path)) throw new ServerError(`meta of path ${m.path} already exists`);
+    if (await this.repo.byPath(m.path)) throw new Exists(`meta of path ${m.path} already exists`);
     const id = await this.repo.create(m);
     await this.reload();
     this.onChange();
@@ -82,7 +82,7 @@ export class Metas {
     const m = this.normalize(input);
     if (!(await this.repo.byId(input.id))) throw new NotFound('meta not found');
     const other = await this.repo.byPath(m.path);
-    if (other && other.id !== input.id) throw new ServerError(`meta of path ${m.path} already exists`);
+    if (other && other.id !== input.id) throw new Exists(`meta of path ${m.path} already exists`);
     await this.repo.update({ ...m, id: input.id });
     await this.reload();
     this.onChange();

@@ -1,9 +1,8 @@
 import path from 'node:path';
 import type { StoragesRepo, StorageRow } from '../db/storages.js';
 import { driverFactory } from '../drivers/registry.js';
-import type { Driver, DriverFactory } from '../drivers/types.js';
-import type { VirtualFs } from '../drivers/vfs.js';
-import { BadRequest, NotFound, ServerError } from '../errors.js';
+import type { Driver, DriverFactory, VirtualFs } from '../drivers/types.js';
+import { BadRequest, Exists, NotFound, Unavailable } from '../errors.js';
 import type { Logger } from '../logger.js';
 import type { LinkFetcher } from '../net/link-fetch.js';
 import { cleanPath, isSubPath } from '../util/paths.js';
@@ -32,29 +31,47 @@ export function actualMountPath(mountPath: string): string {
 
 const depth = (p: string) => (p === '/' ? 0 : p.split('/').length - 1);
 
+/** What the mounted storages need, given once by the composition root (core.ts). */
+export interface StoragesDeps {
+  repo: StoragesRepo;
+  log: Logger;
+  tempDir: string;
+  fileType: (name: string) => number;
+  links: LinkFetcher;
+  /** The virtual tree for overlay drivers (Alias, Crypt): built on the fs layer, which is built on these storages, so asked for when a storage is mounted. */
+  vfs: () => VirtualFs;
+  /** Link signing and the site URL, for drivers that write links into content (Strm). */
+  sign: (virtualPath: string) => string;
+  siteUrl: string;
+  /** Called with a storage id whenever a storage is (re)mounted or removed (the listing cache drops it). */
+  onChange: (id: number) => void;
+  /** Called when a driver operation fails for a reason of the storage's (for the metrics). */
+  onDriverError: (driver: string, op: string, err: unknown) => void;
+}
+
 export class Storages {
   private mounted = new Map<number, Mounted>();
   private roundRobin = new Map<string, number>();
   private loading: Promise<void> = Promise.resolve();
-  /** Called with a storage id whenever a storage is (re)mounted or removed. */
-  onChange: (id: number) => void = () => {};
-  /** Called after an admin created, changed, enabled, disabled or deleted a storage here. */
+  /** Called after an admin created, changed, enabled, disabled or deleted a storage here (cluster mode announces it). */
   onAdminChange: (id: number) => void = () => {};
-  /** Called when a driver operation fails for a reason of the storage's (for the metrics). */
-  onDriverError: (driver: string, op: string, err: unknown) => void = () => {};
-  /** The virtual tree for overlay drivers (Alias, Crypt); set once the fs layer exists. */
-  vfs?: VirtualFs;
-  /** Link signing and the site URL, for drivers that write links into content (Strm). */
-  sign?: (virtualPath: string) => string;
-  siteUrl = '';
+  private readonly repo: StoragesRepo;
+  private readonly log: Logger;
+  private readonly tempDir: string;
+  private readonly fileType: (name: string) => number;
+  private readonly links: LinkFetcher;
 
-  constructor(
-    private readonly repo: StoragesRepo,
-    private readonly log: Logger,
-    private readonly tempDir: string,
-    private readonly fileType: (name: string) => number,
-    private readonly links: LinkFetcher,
-  ) {}
+  constructor(private readonly deps: StoragesDeps) {
+    ({ repo: this.repo, log: this.log, tempDir: this.tempDir, fileType: this.fileType, links: this.links } = deps);
+  }
+
+  private onChange(id: number): void {
+    this.deps.onChange(id);
+  }
+
+  private onDriverError(driver: string, op: string, err: unknown): void {
+    this.deps.onDriverError(driver, op, err);
+  }
 
   /** Resolves once the initial (or a requested) load of all storages has finished. */
   ready(): Promise<void> {
@@ -86,7 +103,11 @@ export class Storages {
         } catch (err) {
           throw new Error(`invalid addition JSON: ${(err as Error).message}`);
         }
-        const driver = await factory.create(addition, { mountPath: row.mount_path, tempDir: this.tempDir, fileType: this.fileType, vfs: this.vfs, links: this.links, sign: this.sign, siteUrl: this.siteUrl });
+        const saveAddition = async (a: Record<string, unknown>) => {
+          m.row.addition = JSON.stringify(a);
+          await this.repo.update(m.row);
+        };
+        const driver = await factory.create(addition, { mountPath: row.mount_path, tempDir: this.tempDir, fileType: this.fileType, vfs: this.deps.vfs(), links: this.links, sign: this.deps.sign, siteUrl: this.deps.siteUrl, saveAddition });
         await driver.init();
         m.driver = watchDriverErrors(driver, (op, err) => this.onDriverError(row.driver, op, err));
         const after = JSON.stringify(driver.addition());
@@ -128,7 +149,7 @@ export class Storages {
     const factory = driverFactory(s.driver);
     if (!factory) throw new BadRequest(`no driver named: ${s.driver}`);
     if (await this.repo.byMountPath(s.mount_path)) {
-      throw new ServerError(`failed create storage in database: mount path ${s.mount_path} is already used`, { id: 0 });
+      throw new Exists(`failed create storage in database: mount path ${s.mount_path} is already used`, { id: 0 });
     }
     const row: Omit<StorageRow, 'id'> = { ...s, status: '', modified: Date.now() };
     delete (row as { id?: number }).id;
@@ -136,7 +157,7 @@ export class Storages {
     const m = await this.mount({ ...row, id });
     this.onAdminChange(id);
     if (m.row.status !== STATUS_WORK) {
-      throw new ServerError(`failed init storage but storage is already created: ${m.row.status}`, { id });
+      throw new Unavailable(`failed init storage but storage is already created: ${m.row.status}`, { id });
     }
     return { id };
   }
@@ -147,7 +168,7 @@ export class Storages {
     if (!old) throw new NotFound('storage not found');
     if (old.driver !== s.driver) throw new BadRequest('driver cannot be changed');
     const other = await this.repo.byMountPath(s.mount_path);
-    if (other && other.id !== old.id) throw new ServerError(`mount path ${s.mount_path} is already used`);
+    if (other && other.id !== old.id) throw new Exists(`mount path ${s.mount_path} is already used`);
     const row: StorageRow = { ...old, ...s, id: old.id, status: s.disabled ? STATUS_DISABLED : old.status, modified: Date.now() };
     await this.repo.update(row);
     const live = this.mounted.get(old.id);
@@ -155,7 +176,7 @@ export class Storages {
     this.onAdminChange(old.id);
     if (row.disabled) return;
     const m = await this.mount(row);
-    if (m.row.status !== STATUS_WORK) throw new ServerError(`failed init storage: ${m.row.status}`);
+    if (m.row.status !== STATUS_WORK) throw new Unavailable(`failed init storage: ${m.row.status}`);
   }
 
   async delete(id: number): Promise<void> {
@@ -198,6 +219,31 @@ export class Storages {
     return this.loading;
   }
 
+  /**
+   * Brings the mounted storages in line with the database after another process changed some
+   * (cluster/staleness.ts): remounts a storage whose row changed (`modified`), mounts an enabled
+   * one not mounted here, unmounts one deleted or disabled. A storage that failed to mount here
+   * stays as it is until its row changes. Resolves to the ids reloaded.
+   */
+  reconcile(): Promise<number[]> {
+    const done = this.loading.then(async () => {
+      const rows = await this.repo.all();
+      const ids = new Set<number>();
+      for (const row of rows) {
+        const live = this.mounted.get(row.id);
+        if (row.disabled ? live : !live || live.row.modified !== row.modified) ids.add(row.id);
+      }
+      const present = new Set(rows.map((r) => r.id));
+      for (const id of this.mounted.keys()) if (!present.has(id)) ids.add(id);
+      return [...ids];
+    });
+    this.loading = done.then(() => undefined, () => undefined);
+    return done.then(async (ids) => {
+      await Promise.all(ids.map((id) => this.reloadOne(id)));
+      return ids;
+    });
+  }
+
   /** The live status of a storage (the row's status when this process has not mounted it). */
   status(row: StorageRow): string {
     if (row.disabled) return STATUS_DISABLED;
@@ -214,9 +260,11 @@ export class Storages {
 
   /**
    * The storage owning a (cleaned, absolute) virtual path: the deepest mount wins; replicas of
-   * one mount (`.balance`) are taken in turn. Returns the path relative to the storage root.
+   * one mount (`.balance`) are taken in turn — unless `turn` is false (a look that serves
+   * nothing, such as what a listing tells about its folder, must not skip a replica's turn).
+   * Returns the path relative to the storage root.
    */
-  resolve(virtualPath: string): { storage: Mounted; actualPath: string } | undefined {
+  resolve(virtualPath: string, opts: { turn?: boolean } = {}): { storage: Mounted; actualPath: string } | undefined {
     let best: Mounted[] = [];
     let bestDepth = -1;
     for (const m of this.mounted.values()) {
@@ -233,7 +281,7 @@ export class Storages {
       best.sort((a, b) => a.row.mount_path.localeCompare(b.row.mount_path));
       const key = best[0]!.actualMount;
       const n = this.roundRobin.get(key) ?? 0;
-      this.roundRobin.set(key, n + 1);
+      if (opts.turn !== false) this.roundRobin.set(key, n + 1);
       storage = best[n % best.length]!;
     }
     const rest = storage.actualMount === '/' ? virtualPath : virtualPath.slice(storage.actualMount.length);

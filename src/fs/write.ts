@@ -3,20 +3,35 @@ import { createReadStream } from 'node:fs';
 import { rm, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { Readable } from 'node:stream';
-import type { User } from '../db/users.js';
-import { type Driver, type LocalFile, type MultipartTarget, ObjectNotFound, type Obj, UploadIntegrityError, type UploadStream } from '../drivers/types.js';
-import { AppError, BadRequest, Exists, Forbidden, Missing, ServerError, Unavailable, Unsupported, Upstream } from '../errors.js';
-import { type Task, type TaskContext, type TaskManager } from '../tasks/manager.js';
+import type { Driver, HttpDirectUpload, LocalFile, MultipartTarget, Obj, UploadStream } from '../drivers/types.js';
+import { AbortError, AppError, BadRequest, Exists, Forbidden, isAbort, isKind, KindError, Missing, Unavailable, Unsupported, Upstream } from '../errors.js';
+import { type Task, type TaskContext, type TaskCreator, type TaskManager } from '../tasks/manager.js';
+import { refuseOne, SkippedNames } from '../tasks/creator.js';
 import { cleanPath, isSubPath } from '../util/paths.js';
 import type { LinkFetcher } from '../net/link-fetch.js';
 import { type SpeedLimits, throttled } from '../net/speed-limit.js';
 import { FsChanges } from './changes.js';
 import type { Fs } from './fs.js';
 import { type Mounted, STATUS_WORK } from './storages.js';
+import { type Deleter, inTrash, type TrashBin } from './trash.js';
 
 export const MSG_EMPTY_NAMES = 'Empty file names';
 export const MSG_DELETE_ROOT = 'delete root folder is not allowed, please goto the manage page to delete the storage instead';
 const MAX_NAME_BYTES = 255;
+
+/** A remove of a storage's root (kind Forbidden; OpenList's fs/remove answers it 500: server/api-codes.ts). */
+export class DeleteRoot extends KindError {
+  constructor() {
+    super('Forbidden', MSG_DELETE_ROOT);
+  }
+}
+
+/** A file where a folder of the path should be (kind Exists; OpenList answers it 500: server/api-codes.ts). */
+export class FileInTheWay extends KindError {
+  constructor() {
+    super('Exists', 'file exists');
+  }
+}
 
 /** A name for a single path segment: not empty, not `.`/`..`, no separators or NUL, ≤ 255 bytes. */
 export function checkName(name: string): string {
@@ -39,7 +54,14 @@ interface Resolved {
 export interface PutOptions {
   /** false: refuse when the file exists (`file exists`); otherwise replace it. */
   overwrite: boolean;
-  creator?: User;
+  creator?: TaskCreator;
+  /**
+   * What the caller's listing of a moment ago found (a sync run, which made the folders first):
+   * the parent folder exists and the target is a file (`file`) or nothing (`none`), so the put
+   * asks the storage neither for each parent nor for the target. A storage that changed since
+   * refuses the put itself (a folder in the way, a parent gone).
+   */
+  known?: 'file' | 'none';
 }
 
 /** An `upload` task's payload: a body spooled into temp_dir, and where it goes. */
@@ -55,6 +77,10 @@ export interface SpooledUpload {
   hashes?: Record<string, string>;
 }
 
+
+/** Deletes made by the server itself (a task's clean-up), as the trash records them. */
+const SYSTEM_DELETER: Deleter = { userId: 0, username: '', front: 'system' };
+
 /**
  * Every change clients can ask for, on cleaned virtual paths (access already checked by the
  * caller). Same-storage operations use the driver's own; across storages, copy and move run as
@@ -69,6 +95,8 @@ export class FsWriter {
     private readonly tasks: TaskManager,
     private readonly links: LinkFetcher,
     private readonly speed?: SpeedLimits,
+    /** Where deletes go on storages that keep a trash (fs/trash.ts). */
+    private readonly trash?: TrashBin,
   ) {
     tasks.registerResumer('copy', (p) => (ctx) => this.copyAcross(p as TransferPayload, ctx));
     tasks.registerResumer('move', (p) => (ctx) => this.moveAcross(p as TransferPayload, ctx));
@@ -96,7 +124,7 @@ export class FsWriter {
     try {
       return await r.driver.get(actualPath);
     } catch (err) {
-      if (err instanceof ObjectNotFound) return undefined;
+      if (isKind(err, 'NotFound')) return undefined;
       throw err;
     }
   }
@@ -118,7 +146,7 @@ export class FsWriter {
     for (const [i, segment] of segments.entries()) {
       const next = join(current, segment);
       const existing = await this.stat(r, next);
-      if (existing && !existing.isDir) throw new Exists('file exists', 500);
+      if (existing && !existing.isDir) throw new FileInTheWay();
       if (!existing) {
         try {
           await wrap(makeDir(current, checkName(segment)));
@@ -183,7 +211,7 @@ export class FsWriter {
     if (sameStorage) await wrap(this.need(dst, 'remove')(join(dst.actualPath, name)));
   }
 
-  async move(srcDir: string, dstDir: string, names: string[], opts: { overwrite?: boolean; creator?: User } = {}): Promise<Task[]> {
+  async move(srcDir: string, dstDir: string, names: string[], opts: { overwrite?: boolean; creator?: TaskCreator } = {}): Promise<Task[]> {
     const { src, dst } = await this.batch(srcDir, dstDir, names);
     const tasks: Task[] = [];
     for (const name of names) {
@@ -206,7 +234,7 @@ export class FsWriter {
   }
 
   /** Same storage: the driver copies now (no task). Across storages: one task per name. */
-  async copy(srcDir: string, dstDir: string, names: string[], opts: { overwrite?: boolean; creator?: User } = {}): Promise<Task[]> {
+  async copy(srcDir: string, dstDir: string, names: string[], opts: { overwrite?: boolean; creator?: TaskCreator } = {}): Promise<Task[]> {
     const { src, dst } = await this.batch(srcDir, dstDir, names);
     const tasks: Task[] = [];
     for (const name of names) {
@@ -228,17 +256,22 @@ export class FsWriter {
     return tasks;
   }
 
-  async remove(dir: string, names: string[]): Promise<void> {
+  /**
+   * Deletes names of `dir`: into the storage's trash where it keeps one (unless `permanent`),
+   * recorded as `by`'s; for good otherwise.
+   */
+  async remove(dir: string, names: string[], opts: { permanent?: boolean; by?: Deleter } = {}): Promise<void> {
     if (names.length === 0) throw new BadRequest(MSG_EMPTY_NAMES);
     for (const n of names) checkName(n);
     await this.fs.storages.ready();
     for (const name of names) {
       const target = join(dir, name);
-      if (this.fs.storages.isMountRoot(target)) throw new Forbidden(MSG_DELETE_ROOT, 500);
+      if (this.fs.storages.isMountRoot(target)) throw new DeleteRoot();
       const r = this.resolve(target);
-      if (r.actualPath === '/') throw new Forbidden(MSG_DELETE_ROOT, 500);
+      if (r.actualPath === '/') throw new DeleteRoot();
       if (!(await this.stat(r))) continue;
-      await wrap(this.need(r, 'remove')(r.actualPath));
+      if (this.trash && !opts.permanent && this.trash.enabled(r.storage)) await wrap(this.trash.put(r.storage, r.driver, r.actualPath, target, opts.by ?? SYSTEM_DELETER));
+      else await wrap(this.need(r, 'remove')(r.actualPath));
       this.changed(target, true);
     }
     this.changed(dir);
@@ -262,7 +295,8 @@ export class FsWriter {
           continue;
         }
         const sub = join(actual, c.name);
-        if (keep(join(dir, path.posix.relative(r.actualPath, sub)))) {
+        // The trash (fs/trash.ts) keeps what it holds, empty folders too.
+        if (inTrash(sub) || keep(join(dir, path.posix.relative(r.actualPath, sub)))) {
           empty = false;
           continue;
         }
@@ -278,8 +312,12 @@ export class FsWriter {
     return removed;
   }
 
-  /** Moves every file found below `srcDir` straight into `dstDir` (folders are not kept). */
-  async recursiveMove(srcDir: string, dstDir: string, creator?: User): Promise<{ moved: number; tasks: Task[] }> {
+  /**
+   * Moves every file found below `srcDir` straight into `dstDir` (folders are not kept). A name
+   * already in `dstDir`, or met twice below `srcDir`, is a conflict: `cancel` refuses before
+   * anything moves, `skip` leaves that file where it is, `overwrite` replaces (the last one wins).
+   */
+  async recursiveMove(srcDir: string, dstDir: string, creator?: TaskCreator, policy: 'cancel' | 'overwrite' | 'skip' = 'cancel'): Promise<{ moved: number; tasks: Task[] }> {
     if (isSubPath(srcDir, dstDir)) throw new BadRequest('can not move a folder into itself');
     const files: Array<{ dir: string; name: string }> = [];
     const walk = async (dir: string) => {
@@ -289,9 +327,18 @@ export class FsWriter {
       }
     };
     await walk(srcDir);
+    const taken = new Set((await this.fs.list(dstDir, { refresh: true })).objs.map((o) => o.name));
+    const chosen: typeof files = [];
+    for (const f of files) {
+      if (f.dir === dstDir) continue;
+      if (taken.has(f.name) && policy === 'cancel') throw new Exists(`file [${f.name}] exists`);
+      if (taken.has(f.name) && policy === 'skip') continue;
+      taken.add(f.name);
+      chosen.push(f);
+    }
     const tasks: Task[] = [];
-    for (const f of files) tasks.push(...(await this.move(f.dir, dstDir, [f.name], { creator })));
-    return { moved: files.length, tasks };
+    for (const f of chosen) tasks.push(...(await this.move(f.dir, dstDir, [f.name], { creator, overwrite: policy === 'overwrite' })));
+    return { moved: chosen.length, tasks };
   }
 
   /**
@@ -381,13 +428,14 @@ export class FsWriter {
   }
 
   /** Checks an upload's target: storage accepts uploads, no folder there, a file only with overwrite. */
-  private async putTarget(virtualPath: string, name: string, overwrite: boolean) {
+  private async putTarget(virtualPath: string, name: string, overwrite: boolean, known?: PutOptions['known']) {
     checkName(name);
     await this.fs.storages.ready();
     const r = this.resolve(virtualPath);
     if (r.storage.factory.config.noUpload) throw new Unsupported('upload not supported');
     const put = this.need(r, 'put');
-    const existing = await this.stat(r);
+    if (known === 'file' && !overwrite) throw new Exists('file exists');
+    const existing = known ? undefined : await this.stat(r);
     if (existing) {
       if (existing.isDir) throw new Exists(`file [${name}] exists`);
       if (!overwrite) throw new Exists('file exists');
@@ -397,8 +445,8 @@ export class FsWriter {
 
   /** Stores an upload at `virtualPath`, creating missing parents. */
   async put(virtualPath: string, up: UploadStream, opts: PutOptions): Promise<void> {
-    const { put, dir, actualDir } = await this.putTarget(virtualPath, up.name, opts.overwrite);
-    await this.mkdir(dir);
+    const { put, dir, actualDir } = await this.putTarget(virtualPath, up.name, opts.overwrite, opts.known);
+    if (!opts.known) await this.mkdir(dir);
     await wrap(put(actualDir, up));
     this.changed(dir);
   }
@@ -425,6 +473,47 @@ export class FsWriter {
     const r = this.resolve(virtualPath);
     if (r.storage.factory.config.noUpload || !r.driver.put) return undefined;
     return r.driver.multipart;
+  }
+
+  /**
+   * The direct upload tools of the storage holding folder `virtualDir` (OpenList's
+   * direct_upload_tools): none for a virtual folder, a storage not working or taking no uploads.
+   */
+  directUploadTools(virtualDir: string): string[] {
+    const r = this.fs.storages.resolve(virtualDir, { turn: false });
+    const driver = r?.storage.driver;
+    if (!r || r.storage.row.status !== STATUS_WORK || !driver?.directUploadTools || !driver.directUploadInfo) return [];
+    if (r.storage.factory.config.noUpload || !driver.put) return [];
+    return driver.directUploadTools();
+  }
+
+  /**
+   * Where a client sends the file at `virtualPath` straight to the storage with `tool`; undefined
+   * when the storage does not offer that tool. Checked as a put (no folder there, a file only with
+   * `overwrite`), and its folder made first. The storage tells nothing when the client is done:
+   * the folder's cached listing is dropped now, and one listed again later (a refresh, the cache
+   * expiring) shows the file.
+   */
+  async directUploadInfo(virtualPath: string, args: { tool: string; size: number; overwrite: boolean }): Promise<HttpDirectUpload | undefined> {
+    await this.fs.storages.ready();
+    const dirPath = path.posix.dirname(virtualPath);
+    if (!this.directUploadTools(dirPath).includes(args.tool)) return undefined;
+    const { r, dir, actualDir } = await this.putTarget(virtualPath, path.posix.basename(virtualPath), args.overwrite);
+    await this.mkdir(dir);
+    const info = await wrap(r.driver.directUploadInfo!(actualDir, path.posix.basename(r.actualPath), { tool: args.tool, size: args.size }));
+    if (info) this.fs.invalidate(dir);
+    return info;
+  }
+
+  /** The free bytes of the storage holding `virtualPath`, where its driver reports its usage (undefined otherwise, or when it fails to). */
+  async freeSpace(virtualPath: string): Promise<number | undefined> {
+    await this.fs.storages.ready();
+    const { driver } = this.resolve(virtualPath);
+    if (!driver.usage) return undefined;
+    return driver.usage().then(
+      (u) => u.free,
+      () => undefined,
+    );
   }
 
   private multipart(virtualPath: string) {
@@ -498,6 +587,9 @@ export class FsWriter {
         },
       );
       ctx.setTotalBytes(size);
+      // Decided as a direct upload of the name, on the creator's account as it is now.
+      const rules = await ctx.rules();
+      refuseOne(p.name, () => rules.checkPut(p.target));
       await this.put(
         p.target,
         {
@@ -519,7 +611,7 @@ export class FsWriter {
     await rm(p.temp, { force: true });
   }
 
-  private transferTask(kind: 'copy' | 'move', payload: TransferPayload, creator?: User): Task {
+  private transferTask(kind: 'copy' | 'move', payload: TransferPayload, creator?: TaskCreator): Task {
     const src = this.resolve(payload.from);
     const dst = this.resolve(payload.toDir);
     return this.tasks.submit({
@@ -552,28 +644,44 @@ export class FsWriter {
     }
     const total = files.reduce((n, f) => n + f.obj.size, 0);
     ctx.setTotalBytes(total);
-    for (const d of dirs) await this.mkdir(d);
+    // Every name is decided on the creator's view as it is when it is written (a direct mkdir or upload of it).
+    const skipped = new SkippedNames();
+    const rel = (target: string) => path.posix.relative(p.toDir, target);
+    for (const d of dirs) {
+      const rules = await ctx.rules();
+      await skipped.attempt(`${rel(d)}/`, async () => {
+        rules.checkMkdir(d);
+        await this.mkdir(d);
+      });
+    }
     let done = 0;
     ctx.setStatus('copying');
     for (const f of files) {
-      if (ctx.signal.aborted) throw new Error('context canceled');
-      const dst = this.resolve(f.toDir);
-      const put = this.need(dst, 'put');
-      const stream = await this.openRead(f.from, f.obj);
+      if (ctx.signal.aborted) throw new AbortError('context canceled');
+      const rules = await ctx.rules();
       const base = done;
-      await wrap(
-        put(dst.actualPath, {
-          name: f.obj.name,
-          size: f.obj.size,
-          stream,
-          modified: f.obj.modified,
-          signal: ctx.signal,
-          onProgress: (b) => ctx.setProgress(total > 0 ? ((base + b) / total) * 100 : 100),
-        }),
-      );
       done += f.obj.size;
-      this.changed(f.toDir);
+      await skipped.attempt(rel(join(f.toDir, f.obj.name)), async () => {
+        rules.checkRead(f.from);
+        rules.checkPut(join(f.toDir, f.obj.name));
+        const dst = this.resolve(f.toDir);
+        const put = this.need(dst, 'put');
+        const stream = await this.openRead(f.from, f.obj);
+        await wrap(
+          put(dst.actualPath, {
+            name: f.obj.name,
+            size: f.obj.size,
+            stream,
+            modified: f.obj.modified,
+            signal: ctx.signal,
+            onProgress: (b) => ctx.setProgress(total > 0 ? ((base + b) / total) * 100 : 100),
+          }),
+        );
+        this.changed(f.toDir);
+      });
     }
+    // A move that skipped a name keeps its whole source (moveAcross removes it only after this).
+    skipped.throwIfAny();
   }
 
   private async moveAcross(p: TransferPayload, ctx: TaskContext): Promise<void> {
@@ -590,12 +698,12 @@ export class FsWriter {
     const { link } = await this.fs.link(virtualPath, {});
     const paced = (r: Readable) => (this.speed ? (throttled(r, this.speed.serverDownload) as Readable) : r);
     if (link.file) return obj.size === 0 ? Readable.from([]) : paced(await link.file.open(0, link.file.size - 1));
-    if (!link.url) throw new ServerError(`no way to read ${virtualPath}`);
+    if (!link.url) throw new Unsupported(`no way to read ${virtualPath}`);
     const res = await this.links.open(link);
     const status = res.statusCode ?? 0;
     if (status < 200 || status >= 300) {
       res.resume();
-      throw new ServerError(`reading ${virtualPath} failed: HTTP ${status}`);
+      throw new Upstream(`reading ${virtualPath} failed: HTTP ${status}`);
     }
     return paced(res);
   }
@@ -606,14 +714,12 @@ interface TransferPayload {
   toDir: string;
 }
 
-/** Driver failures as the client sees them: typed errors pass, the rest become 500 with their text. */
+/** Driver failures as the client sees them: typed errors (and cancellation) pass, the rest are the storage's text (Upstream). */
 async function wrap<T>(p: Promise<T>): Promise<T> {
   try {
     return await p;
   } catch (err) {
-    if (err instanceof AppError) throw err;
-    if (err instanceof UploadIntegrityError) throw new BadRequest(err.message);
-    if (err instanceof ObjectNotFound) throw new Missing(err.message);
+    if (err instanceof AppError || isAbort(err)) throw err;
     throw new Upstream((err as Error).message || String(err));
   }
 }

@@ -1,11 +1,20 @@
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { ListingCache } from '../fs/cache.js';
-import { DONE_STATES, STATE, TASK_KINDS, type TaskKind, type TaskManager } from '../tasks/manager.js';
+import { DONE_STATES, STATE, type TaskManager } from '../tasks/manager.js';
+import { TASK_KIND_NAMES } from '../tasks/kinds.js';
 
 const STATE_NAMES = Object.fromEntries(Object.entries(STATE).map(([name, n]) => [n, name.toLowerCase()])) as Record<number, string>;
 
 /** Latency buckets in seconds: from a cached listing (sub-millisecond) to a long upload. */
 const LATENCY_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];
+
+/** What the thumbnail service did since start, and the files waiting for it (thumbs/service.ts). */
+export interface ThumbCounts {
+  made: number;
+  hits: number;
+  failed: number;
+  waiting: number;
+}
 
 export interface RequestSample {
   method: string;
@@ -34,8 +43,8 @@ export class Metrics {
   private readonly driverErrors: Counter<'driver' | 'op'>;
   private served = 0;
 
-  /** `dbQueries`: queries the database answered since start. */
-  constructor(tasks: TaskManager, cache: ListingCache, dbQueries: () => number) {
+  /** `dbQueries`: queries the database answered since start; `thumbs`: the thumbnail service's counts. */
+  constructor(tasks: TaskManager, cache: ListingCache, dbQueries: () => number, thumbs: () => ThumbCounts) {
     const registers = [this.registry];
     this.requests = new Counter({ name: 'atrium_http_requests_total', help: 'HTTP requests by route, HTTP status and API envelope code', labelNames: ['method', 'route', 'status', 'code'], registers });
     this.latency = new Histogram({ name: 'atrium_http_request_duration_seconds', help: 'Time from request to the end of the response', labelNames: ['method', 'route'], buckets: LATENCY_BUCKETS, registers });
@@ -49,7 +58,7 @@ export class Metrics {
       registers,
       async collect() {
         this.reset();
-        for (const kind of Object.keys(TASK_KINDS) as TaskKind[]) {
+        for (const kind of TASK_KIND_NAMES) {
           const counts = new Map<number, number>();
           for (const t of await tasks.listShared(kind)) counts.set(t.state, (counts.get(t.state) ?? 0) + 1);
           for (const state of Object.values(STATE)) {
@@ -80,6 +89,23 @@ export class Metrics {
     });
     this.gauge('atrium_listing_cache_folders', 'Folder listings held in the listing cache', () => cache.size().folders);
     this.gauge('atrium_listing_cache_objects', 'Entries held by the cached folder listings', () => cache.size().objects);
+    this.total('atrium_thumbnails_made_total', 'Thumbnails the thumbnail service made', () => thumbs().made);
+    this.total('atrium_thumbnails_cache_hits_total', 'Thumbnail requests answered from the thumbnail cache', () => thumbs().hits);
+    this.total('atrium_thumbnails_failed_total', 'Thumbnails that could not be made (corrupt, too many pixels, past the time limit, no cover)', () => thumbs().failed);
+    this.gauge('atrium_thumbnails_waiting', 'Files waiting for a thumbnail (asked for, offered by listings, or being made)', () => thumbs().waiting);
+  }
+
+  /** A counter kept elsewhere, read when scraped. */
+  private total(name: string, help: string, read: () => number): void {
+    new Counter({
+      name,
+      help,
+      registers: [this.registry],
+      collect() {
+        this.reset();
+        this.inc(read());
+      },
+    });
   }
 
   /** Gauges read when scraped. */

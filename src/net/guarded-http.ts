@@ -1,6 +1,6 @@
 import http, { type IncomingMessage } from 'node:http';
 import type { LookupFunction } from 'node:net';
-import { resolveTarget } from '../offline/url-guard.js';
+import { resolveTarget } from './url-guard.js';
 
 const MAX_REDIRECTS = 10;
 /** What a reused connection the peer had closed fails with. */

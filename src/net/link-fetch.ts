@@ -1,7 +1,6 @@
 import type { IncomingMessage } from 'node:http';
-import type { Link } from '../drivers/types.js';
-import { AppError, Forbidden, ServerError } from '../errors.js';
-import { BlockedAddress } from '../offline/url-guard.js';
+import { AppError, Forbidden, isAbort, Unsupported, Upstream } from '../errors.js';
+import { BlockedAddress } from './url-guard.js';
 import { openGuarded } from './guarded-http.js';
 
 /** The setting that lets the server fetch untrusted link URLs on loopback/private/link-local addresses. */
@@ -9,7 +8,12 @@ export const URL_FETCH_SETTING = 'url_fetch_allow_private';
 /** A proxied download may wait on a slow client (backpressure) this long before the upstream is dropped. */
 const IDLE_TIMEOUT_MS = 300_000;
 
-export type LinkTarget = Pick<Link, 'url' | 'header' | 'untrustedUrl'>;
+/** What a fetch needs of a driver's link (drivers/types.ts `Link`): its URL, headers, and whether the URL is storage content. */
+export interface LinkTarget {
+  url?: string;
+  header?: Record<string, string>;
+  untrustedUrl?: boolean;
+}
 
 export interface LinkRequest {
   method?: 'GET' | 'HEAD';
@@ -30,7 +34,7 @@ export class LinkFetcher {
 
   /** The answer to a request of the link's URL, after redirects; refusals are Forbidden. */
   async open(link: LinkTarget, req: LinkRequest = {}): Promise<IncomingMessage> {
-    if (!link.url) throw new ServerError('the link has no url');
+    if (!link.url) throw new Unsupported('the link has no url');
     const allowPrivate = !link.untrustedUrl || this.allowPrivate();
     try {
       const { res } = await openGuarded(link.url, {
@@ -44,8 +48,8 @@ export class LinkFetcher {
       return res;
     } catch (err) {
       if (err instanceof BlockedAddress) throw new Forbidden(err.message);
-      if (err instanceof AppError || (err as Error).name === 'AbortError') throw err;
-      throw new ServerError(`fetching ${hostOf(link.url)} failed: ${(err as Error).message}`);
+      if (err instanceof AppError || isAbort(err)) throw err;
+      throw new Upstream(`fetching ${hostOf(link.url)} failed: ${(err as Error).message}`);
     }
   }
 }

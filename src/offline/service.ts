@@ -2,8 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import { mkdir, readdir, rm, rmdir, stat } from 'node:fs/promises';
 import path from 'node:path';
-import { ObjectNotFound } from '../drivers/types.js';
-import { BadRequest, ServerError } from '../errors.js';
+import { BadRequest, isKind, Missing, Unavailable, Unsupported, Upstream } from '../errors.js';
 import type { Fs } from '../fs/fs.js';
 import { STATUS_WORK } from '../fs/storages.js';
 import type { FsWriter } from '../fs/write.js';
@@ -11,9 +10,10 @@ import type { Logger } from '../logger.js';
 import type { Settings } from '../settings/service.js';
 import { type Task, type TaskContext, type TaskCreator, type TaskManager } from '../tasks/manager.js';
 import { cleanPath } from '../util/paths.js';
+import { FinalTaskError, refuseOne, refuseUnsafeName } from '../tasks/creator.js';
 import { downloadName, downloadToDir, httpError, openUrl, type PartialDownload, SIMPLE_HTTP, SizeLimit } from './simple-http.js';
 import { type OfflineTool, type OfflineTools, UnknownDownload } from './tool.js';
-import { resolveTarget } from './url-guard.js';
+import { resolveTarget } from '../net/url-guard.js';
 
 /** `delete_policy` values of wire-api.md §13.3: when the downloaded temp file is deleted. */
 export const DELETE_POLICIES = ['delete_on_upload_succeed', 'delete_on_upload_failed', 'delete_never', 'delete_always', 'upload_download_stream'] as const;
@@ -130,7 +130,7 @@ export class OfflineDownloads {
     try {
       return await tool.init(this.settings);
     } catch (err) {
-      throw new ServerError(`failed init tool ${name}: ${(err as Error).message}`);
+      throw new Upstream(`failed init tool ${name}: ${(err as Error).message}`);
     }
   }
 
@@ -174,14 +174,16 @@ export class OfflineDownloads {
   private async checkDestination(dstDir: string): Promise<void> {
     await this.fs.storages.ready();
     const { storage, actualPath } = this.fs.resolveStorage(dstDir);
-    if (storage.row.status !== STATUS_WORK || !storage.driver) throw new ServerError(`storage not init: ${storage.row.status}`);
-    if (storage.factory.config.noUpload || !storage.driver.put) throw new ServerError('upload not supported');
+    if (storage.row.status !== STATUS_WORK || !storage.driver) throw new Unavailable(`storage not init: ${storage.row.status}`);
+    if (storage.factory.config.noUpload || !storage.driver.put) throw new Unsupported('upload not supported');
+    let obj;
     try {
-      const obj = await storage.driver.get(actualPath);
-      if (!obj.isDir) throw new ServerError('not a folder');
+      obj = await storage.driver.get(actualPath);
     } catch (err) {
-      if (!(err instanceof ObjectNotFound)) throw err;
+      if (!isKind(err, 'NotFound')) throw err;
+      return;
     }
+    if (!obj.isDir) throw new Missing('not a folder');
   }
 
   private async download(p: DownloadPayload, ctx: TaskContext): Promise<void> {
@@ -195,7 +197,7 @@ export class OfflineDownloads {
       else await this.withTool(this.tools.get(p.tool)!, p, ctx);
     } catch (err) {
       // A retry continues from what is in the temp folder; after the last attempt it goes.
-      if (ctx.signal.aborted || ctx.lastAttempt) await rm(p.temp, { recursive: true, force: true });
+      if (ctx.signal.aborted || ctx.lastAttempt || err instanceof FinalTaskError) await rm(p.temp, { recursive: true, force: true });
       throw err;
     }
     ctx.setStatus('offline download completed, maybe transferring');
@@ -212,6 +214,9 @@ export class OfflineDownloads {
       signal: ctx.signal,
       partial: p.partial,
       onStart: async (partial) => {
+        // Decided before any byte is fetched, as a direct upload of the name (and again at the transfer).
+        const rules = await ctx.rules();
+        refuseOne(partial.name, () => rules.checkPut(path.posix.join(p.dstDir, partial.name)));
         p.partial = partial;
         await ctx.savePayload(p);
       },
@@ -237,6 +242,14 @@ export class OfflineDownloads {
     }
     if (size > 0) ctx.setTotalBytes(size);
     const name = downloadName(res, url);
+    try {
+      refuseUnsafeName(name);
+      const rules = await ctx.rules();
+      refuseOne(name, () => rules.checkPut(path.posix.join(p.dstDir, name)));
+    } catch (err) {
+      res.resume();
+      throw err;
+    }
     const counted = res.pipe(new SizeLimit(max, (b) => size > 0 && ctx.setProgress((b / size) * 100)));
     res.on('error', (err) => counted.destroy(err));
     await this.writer.put(path.posix.join(p.dstDir, name), { name, size, stream: counted, signal: ctx.signal }, { overwrite: true });
@@ -330,6 +343,9 @@ export class OfflineDownloads {
     try {
       const { size, mtime } = await stat(p.file);
       ctx.setTotalBytes(size);
+      // The name decided as a direct upload of it, on the creator's account as it is now.
+      const rules = await ctx.rules();
+      refuseOne(path.posix.join(...rel, name), () => rules.checkPut(path.posix.join(dir, name)));
       await this.writer.put(
         path.posix.join(dir, name),
         {
@@ -343,7 +359,8 @@ export class OfflineDownloads {
         { overwrite: true },
       );
     } catch (err) {
-      if (ctx.lastAttempt && (p.deletePolicy === 'delete_on_upload_failed' || p.deletePolicy === 'delete_always')) await this.dropTempFile(p);
+      const final = ctx.lastAttempt || err instanceof FinalTaskError;
+      if (final && (p.deletePolicy === 'delete_on_upload_failed' || p.deletePolicy === 'delete_always')) await this.dropTempFile(p);
       throw err;
     }
     if (p.deletePolicy === 'delete_on_upload_succeed' || p.deletePolicy === 'delete_always') await this.dropTempFile(p);

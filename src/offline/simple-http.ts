@@ -5,6 +5,7 @@ import path from 'node:path';
 import { Transform, type TransformCallback } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { openGuarded, type OpenedResponse } from '../net/guarded-http.js';
+import { refuseUnsafeName } from '../tasks/creator.js';
 
 export const SIMPLE_HTTP = 'SimpleHttp';
 const USER_AGENT = 'Atrium offline download';
@@ -38,13 +39,13 @@ function dispositionName(header: string | undefined): string | undefined {
   return (plain[1] ?? plain[2] ?? '').replace(/\\(.)/g, '$1').trim();
 }
 
-/** Keeps a name usable as one path segment on any storage. */
+/**
+ * A name without control characters and at most 255 bytes. Separators and dot names are kept as
+ * sent: such a name is refused by the task (refuseUnsafeName), never cut down to something else.
+ */
 function safeName(name: string): string {
-  const cleaned = path.posix
-    .basename(name.replace(/\\/g, '/'))
-    .replace(/[\u0000-\u001f\u007f]/g, '')
-    .trim();
-  if (cleaned === '' || cleaned === '.' || cleaned === '..') return '';
+  const cleaned = name.replace(/[\u0000-\u001f\u007f]/g, '').trim();
+  if (cleaned === '') return '';
   let out = cleaned;
   while (Buffer.byteLength(out) > 255) out = out.slice(0, -1);
   return out;
@@ -147,6 +148,12 @@ export async function downloadToDir(o: DownloadToDirOptions): Promise<string> {
       lastModified: headerText(res.headers['last-modified']),
     };
     total = length;
+    try {
+      refuseUnsafeName(partial.name);
+    } catch (err) {
+      res.resume();
+      throw err;
+    }
   } else {
     throw httpError(res, url);
   }

@@ -156,15 +156,16 @@ export class Indexer {
 
   /**
    * `POST /api/admin/index/update`: for each path, drops what the index holds there and below,
-   * then walks it again `maxDepth` levels deep (the setting's depth when not positive).
+   * then walks it again `maxDepth` levels deep (the setting's depth when not positive), leaving
+   * out `ignore_paths` as well as what the settings ignore.
    */
-  update(paths: string[], maxDepth: number): Promise<void> {
+  update(paths: string[], maxDepth: number, ignorePaths: string[] = []): Promise<void> {
     this.startBuild();
     return this.exclusive(async () => {
       const batch = new NodeBatch(this.d.repo);
       const prev = readProgress(this.d.settings);
       try {
-        const ignored = this.d.ignored();
+        const ignored = [...this.d.ignored(), ...ignorePaths];
         for (const p of paths) {
           await this.d.repo.deleteTree(p);
           const depth = (maxDepth > 0 ? maxDepth : this.maxDepth()) + depthOf(p);

@@ -2,7 +2,7 @@ import { can, PERM } from '../auth/permissions.js';
 import type { MetasRepo } from '../db/metas.js';
 import type { NodeQuery, SearchNodeRow, SearchNodesRepo } from '../db/search-nodes.js';
 import type { User } from '../db/users.js';
-import { BadRequest, NotFound, ServerError } from '../errors.js';
+import { BadRequest, NotFound, Unsupported } from '../errors.js';
 import type { FsChanges } from '../fs/changes.js';
 import type { Fs } from '../fs/fs.js';
 import type { Metas } from '../fs/metas.js';
@@ -35,6 +35,11 @@ export interface SearchPrincipal {
   virtual(clientPath: string): string;
   /** Not hidden, and the folder password (given with the view) where one is set. */
   mayRead(virtualPath: string): boolean;
+  /** The principal's own root, and the named roots of their tree (searched too from its top). */
+  readonly root?: string;
+  readonly tree?: { named: Array<{ path: string }>; contains(virtualPath: string): boolean };
+  /** A virtual path as the client sees it. */
+  client?(virtualPath: string): string;
 }
 
 export interface SearchRequest {
@@ -112,7 +117,7 @@ export class SearchService {
   requireAvailable(): void {
     const kind = indexKind(this.d.settings.get('search_index'));
     if (kind === 'database') return;
-    if (kind === 'unsupported') throw new ServerError(`${MSG_NOT_AVAILABLE}: search_index ${this.d.settings.get('search_index')} is not supported, use database`);
+    if (kind === 'unsupported') throw new Unsupported(`${MSG_NOT_AVAILABLE}: search_index ${this.d.settings.get('search_index')} is not supported, use database`);
     throw new NotFound(MSG_NOT_AVAILABLE);
   }
 
@@ -156,12 +161,14 @@ export class SearchService {
     if (req.per_page < 1) throw new BadRequest("per_page can't < 1");
     const user = principal.user;
     const under = principal.virtual(req.parent);
-    const q: NodeQuery = { keywords: req.keywords.split(/\s+/).filter(Boolean), under, scope: req.scope };
+    // From the top of a tree with named roots, the roots are searched too.
+    const alsoUnder = under === principal.root ? (principal.tree?.named ?? []).map((r) => r.path) : [];
+    const q: NodeQuery = { keywords: req.keywords.split(/\s+/).filter(Boolean), under, alsoUnder, scope: req.scope };
     const offset = (req.page - 1) * req.per_page;
-    const guarded = (await this.protectedFor(user)).filter((m) => isSubPath(m, under) || isSubPath(under, m));
+    const guarded = (await this.protectedFor(user)).filter((m) => [under, ...alsoUnder].some((u) => isSubPath(m, u) || isSubPath(u, m)));
     if (guarded.length === 0) {
       const [rows, total] = await Promise.all([this.d.repo.matchPage(q, req.per_page, { offset }), this.d.repo.countMatches(q)]);
-      return { content: rows.map((r) => this.hit(r)), total };
+      return { content: rows.map((r) => this.hit(r, principal)), total };
     }
     return this.filtered(principal, q, req, offset);
   }
@@ -183,7 +190,7 @@ export class SearchService {
       const rows = await this.d.repo.matchPage(q, SCAN_CHUNK, { after });
       for (const r of rows) {
         if (!allowed(r)) continue;
-        if (total >= offset && content.length < req.per_page) content.push(this.hit(r));
+        if (total >= offset && content.length < req.per_page) content.push(this.hit(r, principal));
         total++;
       }
       if (rows.length < SCAN_CHUNK) break;
@@ -193,8 +200,15 @@ export class SearchService {
     return { content, total };
   }
 
-  private hit(r: SearchNodeRow): SearchHit {
+  /**
+   * A row as a hit: `parent` the virtual folder, as OpenList answers, for an entry below the
+   * principal's own root; for one only a named root holds, the folder as the client names it
+   * (`/<name>/…`), the only way the client can open it.
+   */
+  private hit(r: SearchNodeRow, principal: SearchPrincipal): SearchHit {
     const isDir = Boolean(r.is_dir);
-    return { parent: r.parent, name: r.name, is_dir: isDir, size: Number(r.size), type: isDir ? 1 : this.d.fileTypes.ofName(r.name) };
+    const own = principal.root === undefined || isSubPath(principal.root, r.parent);
+    const parent = own || !principal.client ? r.parent : principal.client(r.parent);
+    return { parent, name: r.name, is_dir: isDir, size: Number(r.size), type: isDir ? 1 : this.d.fileTypes.ofName(r.name) };
   }
 }

@@ -1,9 +1,10 @@
+import { isKind } from '../errors.js';
 import type { Obj } from '../drivers/types.js';
-import { ObjectNotFound } from '../drivers/types.js';
 import type { Fs } from '../fs/fs.js';
 import { STATUS_WORK } from '../fs/storages.js';
 import type { Settings } from '../settings/service.js';
 import { isSubPath } from '../util/paths.js';
+import { inTrash, TRASH_DIR } from '../fs/trash.js';
 
 /**
  * What the indexer walks: folder listings and single objects of the virtual tree, as the admin
@@ -31,11 +32,14 @@ export class FsTreeSource implements TreeSource {
     if (!resolved) return virtual;
     const { storage, actualPath } = resolved;
     if (storage.row.status !== STATUS_WORK || !storage.driver) throw new Error(`storage not init: ${storage.row.status}`);
+    // The storage's trash is no part of the tree (fs/trash.ts).
+    if (inTrash(actualPath)) return [];
     let objs: Obj[];
     try {
       objs = await storage.driver.list(actualPath);
+      if (actualPath === '/') objs = objs.filter((o) => o.name !== TRASH_DIR);
     } catch (err) {
-      if (err instanceof ObjectNotFound && virtual.length > 0) objs = [];
+      if (isKind(err, 'NotFound') && virtual.length > 0) objs = [];
       else throw err;
     }
     if (virtual.length === 0) return objs;

@@ -4,22 +4,30 @@ import Fastify, { type FastifyBaseLogger, type FastifyInstance, type HTTPMethods
 import type { Core } from '../core.js';
 import { BadRequest, NotFound } from '../errors.js';
 import { registerCors } from './cors.js';
+import { fairRequests } from './fairness.js';
 import { PrivacyMask, sendError } from './envelope.js';
 import { adminMetaRoutes } from './routes/admin-metas.js';
+import { adminHookRoutes } from './routes/admin-hooks.js';
+import { adminSyncRoutes } from './routes/admin-sync.js';
 import { adminScanRoutes } from './routes/admin-scan.js';
 import { archiveDownloadRoutes } from './routes/archive-download.js';
 import { adminSettingRoutes } from './routes/admin-settings.js';
 import { adminStorageRoutes } from './routes/admin-storages.js';
 import { adminUserRoutes } from './routes/admin-users.js';
+import { adminGroupRoutes } from './routes/admin-groups.js';
 import { authRoutes } from './routes/auth.js';
 import { ssoRoutes } from './routes/sso.js';
 import { fsDirectUploadRoutes } from './routes/fs-direct-upload.js';
 import { fsReadRoutes } from './routes/fs-read.js';
 import { fsMultipartRoutes } from './routes/fs-multipart.js';
 import { tusRoutes } from './routes/tus.js';
+import { wopiRoutes } from './routes/wopi.js';
 import { fsUploadRoutes, UPLOAD_SPOOL } from './routes/fs-upload.js';
 import { fsWriteRoutes } from './routes/fs-write.js';
 import { offlineRoutes } from './routes/offline.js';
+import { offlineCloudRoutes } from './routes/offline-cloud.js';
+import { torrentRoutes } from './routes/torrent.js';
+import { adminMessageRoutes } from './routes/admin-messages.js';
 import { publicRoutes } from './routes/public.js';
 import { rawRoutes } from './routes/raw.js';
 import { archiveRoutes } from './routes/archive.js';
@@ -36,6 +44,7 @@ import { webdavRoutes } from '../protocols/webdav/server.js';
 import { webRoutes } from './web.js';
 import { openApiRoutes } from './routes/openapi.js';
 import { recordRoutes } from './route-table.js';
+import { adminAuditRoutes } from './routes/admin-audit.js';
 
 /** Body limit for JSON and form bodies; uploads stream and are not bound by it. */
 export const JSON_BODY_LIMIT = 1024 * 1024;
@@ -81,6 +90,21 @@ export async function buildApp(core: Core, opts: AppOptions = {}): Promise<Fasti
   const mask = new PrivacyMask(core.settings);
   recordRoutes(app);
 
+  bodyParsers(app);
+  requestHooks(app, core);
+  instrumentRequests(app, core);
+  fairRequests(app, core, core.config.max_connections);
+  registerCors(app, core.config.cors, ['/api', '/d', '/p', '/sd', '/sad']);
+  errorAnswers(app, mask);
+  await routes(app, core);
+  await startBackground(app, core);
+
+  await app.ready();
+  return app;
+}
+
+/** JSON only under a JSON content type, forms as gin reads them, any other body left to the routes. */
+function bodyParsers(app: FastifyInstance): void {
   // JSON is parsed only under a JSON content type (Fastify's own parser); forms as gin does;
   // anything else is left unread for the routes that stream bodies.
   app.removeContentTypeParser('text/plain');
@@ -96,12 +120,18 @@ export async function buildApp(core: Core, opts: AppOptions = {}): Promise<Fasti
     done(null, parseForm(body as string));
   });
   app.addContentTypeParser('*', (_req, _payload, done) => done(null, undefined));
+}
 
+/** Every request: its id, the cluster state fresh enough, a bounded JSON nesting, one log line. */
+function requestHooks(app: FastifyInstance, core: Core): void {
   // Hooks every request runs take a callback rather than return a promise: one promise and one
   // microtask less each, on every request (a resumable upload sends one per chunk).
   app.addHook('onRequest', (req, reply, done) => {
     reply.header('X-Request-Id', req.id);
-    done();
+    // cluster mode: a request waits only when the state versions were not checked for 1.5 s
+    const stale = core.cluster.fresh();
+    if (stale) stale.then(() => done(), done);
+    else done();
   });
   app.addHook('preValidation', (req, _reply, done) => {
     if (req.body !== null && typeof req.body === 'object' && nestedDeeper(req.body, MAX_JSON_DEPTH)) {
@@ -110,14 +140,16 @@ export async function buildApp(core: Core, opts: AppOptions = {}): Promise<Fasti
     done();
   });
   app.addHook('onResponse', (req, reply, done) => {
-    req.log.info({ method: req.method, url: req.url, status: reply.statusCode, ms: Math.round(reply.elapsedTime), ip: req.ip }, 'request');
+    req.log.info({ method: req.method, url: maskToken(req.url), status: reply.statusCode, ms: Math.round(reply.elapsedTime), ip: req.ip }, 'request');
     done();
   });
+}
 
-  instrumentRequests(app, core);
-  limitConcurrency(app, core.config.max_connections);
-  registerCors(app, core.config.cors, ['/api', '/d', '/p', '/sd', '/sad']);
+/** A WOPI callback's URL carries its access token (a 10-hour bearer credential): logged masked. */
+const maskToken = (url: string) => (url.includes('access_token=') ? url.replace(/([?&]access_token=)[^&]*/g, '$1…') : url);
 
+/** Errors in the envelope; an unknown path redirected as gin does, or not found. */
+function errorAnswers(app: FastifyInstance, mask: PrivacyMask): void {
   app.setErrorHandler((err, req, reply) => sendError(err, req, reply, mask));
   app.setNotFoundHandler((req, reply) => {
     const redirect = trailingSlashRedirect(app, req.method, req.url);
@@ -127,13 +159,19 @@ export async function buildApp(core: Core, opts: AppOptions = {}): Promise<Fasti
     }
     return reply.code(404).type('text/plain; charset=utf-8').send('404 page not found');
   });
+}
 
+/** Every front's routes, in the order they were always registered. */
+async function routes(app: FastifyInstance, core: Core): Promise<void> {
   publicRoutes(app, core);
   authRoutes(app, core);
   ssoRoutes(app, core);
   adminUserRoutes(app, core);
+  adminGroupRoutes(app, core);
   adminStorageRoutes(app, core);
   adminMetaRoutes(app, core);
+  adminHookRoutes(app, core);
+  adminSyncRoutes(app, core);
   adminSettingRoutes(app, core);
   adminScanRoutes(app, core);
   sshKeyRoutes(app, core);
@@ -147,19 +185,29 @@ export async function buildApp(core: Core, opts: AppOptions = {}): Promise<Fasti
   await fsUploadRoutes(app, core);
   await fsMultipartRoutes(app, core);
   await tusRoutes(app, core);
+  await wopiRoutes(app, core);
   rawRoutes(app, core);
   shareRoutes(app, core);
   shareDownloadRoutes(app, core);
   archiveRoutes(app, core);
   taskRoutes(app, core);
   offlineRoutes(app, core);
+  offlineCloudRoutes(app, core);
+  torrentRoutes(app, core);
+  adminMessageRoutes(app, core);
+  adminAuditRoutes(app, core);
   webdavRoutes(app, core);
   searchRoutes(app, core);
   metricsRoutes(app, core);
   openApiRoutes(app, core);
   webRoutes(app, core);
+}
 
+/** The cluster bus, hooks and audit, then storages, tasks and the index in the background; the hourly session sweep. */
+async function startBackground(app: FastifyInstance, core: Core): Promise<void> {
   await core.cluster.start();
+  core.hooks.start();
+  core.audit.start();
   // Storages mount in the background; requests that need them wait (a failing one keeps its
   // error as status and never stops the server).
   void core.storages
@@ -173,9 +221,6 @@ export async function buildApp(core: Core, opts: AppOptions = {}): Promise<Fasti
   sweep.unref();
   void core.search.resume().catch((err) => core.log.error({ err }, 'resuming the index build failed'));
   app.addHook('onClose', async () => clearInterval(sweep));
-
-  await app.ready();
-  return app;
 }
 
 /**
@@ -191,28 +236,4 @@ export function trailingSlashRedirect(app: FastifyInstance, method: string, url:
   const lookup = method === 'HEAD' ? 'GET' : method;
   if (!app.hasRoute({ method: lookup as HTTPMethods, url: bare }) && !app.routeTable.answersEnumerated(lookup, bare)) return undefined;
   return { location: bare + (q === -1 ? '' : url.slice(q)), status: method === 'GET' ? 301 : 307 };
-}
-
-/** The config's `max_connections`: at most N requests are handled at once, the rest wait. */
-function limitConcurrency(app: FastifyInstance, max: number): void {
-  if (max <= 0) return;
-  let active = 0;
-  const waiting: Array<() => void> = [];
-  const released = new WeakSet<object>();
-  app.addHook('onRequest', async () => {
-    if (active < max) {
-      active++;
-      return;
-    }
-    await new Promise<void>((resolve) => waiting.push(resolve));
-  });
-  const release = async (req: object) => {
-    if (released.has(req)) return;
-    released.add(req);
-    const next = waiting.shift();
-    if (next) next();
-    else active--;
-  };
-  app.addHook('onResponse', async (req) => release(req));
-  app.addHook('onRequestAbort', async (req) => release(req));
 }

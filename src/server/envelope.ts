@@ -1,5 +1,6 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
-import { AppError } from '../errors.js';
+import { isExpected } from '../errors.js';
+import { envelopeCodeOf } from './api-codes.js';
 import type { Settings } from '../settings/service.js';
 
 export interface Envelope {
@@ -55,13 +56,15 @@ function frameworkMessage(err: FastifyError): string | undefined {
 }
 
 /**
- * The one place errors become answers: HTTP 200 with `{code, message, data}`. Unexpected
- * errors are logged with their stack and answered with a generic 500 and the request id.
+ * The one place errors become answers: HTTP 200 with `{code, message, data}`, the code from the
+ * error's kind and the route's declared cases (server/api-codes.ts). Unexpected errors (kind
+ * Internal, or no AppError) are logged with their stack and answered with a generic 500 and the
+ * request id.
  */
 export function sendError(err: unknown, req: FastifyRequest, reply: FastifyReply, mask: PrivacyMask): FastifyReply {
   let body: Envelope;
-  if (err instanceof AppError) {
-    body = { code: err.code, message: mask.apply(err.message), data: err.data };
+  if (isExpected(err)) {
+    body = { code: envelopeCodeOf(err, req.routeOptions?.config?.apiCodes), message: mask.apply(err.message), data: err.data };
   } else {
     const fe = err as FastifyError;
     const known = typeof fe?.code === 'string' ? frameworkMessage(fe) : undefined;

@@ -2,7 +2,8 @@ import type { Core } from '../core.js';
 import type { ArchiveTree, TreeNode } from '../archive/compact.js';
 import type { InnerFolder } from '../archive/service.js';
 import type { Obj } from '../drivers/types.js';
-import { encodePath } from './urls.js';
+import { encodePath } from '../util/encode-path.js';
+import { listingAnswer, ONE_PIECE_ITEMS } from './listing-render.js';
 
 /** `parent/name` for a name that is a single segment (no normalising needed). */
 export const childPath = (parent: string, name: string): string => (parent === '/' ? `/${name}` : `${parent}/${name}`);
@@ -13,7 +14,8 @@ function fields(core: Core, obj: Obj, parent: string, signed: (name: string) => 
   const modified = obj.modified.toISOString();
   const created = obj.created && obj.created.getTime() !== obj.modified.getTime() ? obj.created.toISOString() : modified;
   const sign = !obj.isDir && signed(obj.name) ? core.signer.sign(full) : '';
-  const thumb = obj.thumb ?? (obj.selfThumb ? `${core.config.site_url.replace(/\/+$/, '')}/d${encodePath(full)}?type=thumb&sign=${core.signer.sign(full)}` : '');
+  // The driver's own thumbnail URL, else the raw link's (`type=thumb`) where the driver or the thumbnail service makes one.
+  const thumb = obj.thumb ?? (obj.selfThumb || core.thumbs.offer(full, obj) ? `${core.config.site_url.replace(/\/+$/, '')}/d${encodePath(full)}?type=thumb&sign=${core.signer.sign(full)}` : '');
   return {
     name: core.names.apply(obj.name),
     size: obj.size,
@@ -102,10 +104,25 @@ export function* archiveMetaJson(core: Core, meta: { comment: string; encrypted:
   yield `,${JSON.stringify(links).slice(1)}`;
 }
 
-/** One page of an inner folder's children (`archive/list`), walked without copying the folder. */
+/**
+ * One page of an inner folder's children (`archive/list`), walked without copying the folder. A
+ * page of more than ONE_PIECE_ITEMS entries is answered in time slices (listing-render.ts), the
+ * same bytes as `{content, total}` serialised at once.
+ */
 export function innerPage(core: Core, { tree, id }: InnerFolder, bounds: (total: number) => { start: number; end: number }) {
   const total = tree.childrenCount(id);
   const { start, end } = bounds(total);
+  if (end - start > ONE_PIECE_ITEMS) {
+    const ids = new Int32Array(end - start);
+    let i = 0;
+    let k = 0;
+    for (const c of tree.children(id)) {
+      if (i >= end) break;
+      if (i++ >= start) ids[k++] = c;
+    }
+    const items = (from: number, to: number) => Array.from(ids.subarray(from - start, to - start), (c) => JSON.stringify(innerJson(core, tree.node(c))));
+    return listingAnswer({ total, start, end, items, rest: JSON.stringify({ total }) });
+  }
   const content = [];
   let i = 0;
   for (const c of tree.children(id)) {

@@ -4,10 +4,11 @@ import type { z } from 'zod';
 import type { Principal } from '../auth/accounts.js';
 import { isAdmin } from '../auth/permissions.js';
 import type { Core } from '../core.js';
-import { Forbidden } from '../errors.js';
+import { type ApiCodes, Forbidden } from '../errors.js';
 import { ok } from './envelope.js';
 import type { AuthLevel, InputSource } from './route-table.js';
 import { parseInput } from './validation.js';
+import { TimeSlices } from '../util/slices.js';
 
 export type { AuthLevel, InputSource } from './route-table.js';
 
@@ -23,7 +24,7 @@ declare module 'fastify' {
  * one string).
  */
 export class RawJson {
-  constructor(readonly text: string | Iterable<string>) {}
+  constructor(readonly text: string | Iterable<string> | AsyncIterable<string>) {}
 }
 
 export interface RouteContext<I> {
@@ -43,20 +44,39 @@ export interface ApiRoute<S extends z.ZodType> {
   output?: z.ZodType;
   /** Request headers the route reads, name → description (for the OpenAPI document). */
   headers?: Record<string, string>;
+  /** A larger request body than the app's JSON limit (a base64 file in a field). */
+  bodyLimit?: number;
+  /** The envelope codes OpenList's wire gives this route's cases where they differ from their kind's (server/api-codes.ts). */
+  codes?: ApiCodes;
   handler(ctx: RouteContext<z.infer<S>>): Promise<unknown> | unknown;
 }
 
-/** The success envelope around `data` pieces, joined into chunks of about 64 KiB. */
-function* enveloped(pieces: Iterable<string>): Generator<string> {
-  let buf = '{"code":200,"message":"success","data":';
+const ENVELOPE_HEAD = '{"code":200,"message":"success","data":';
+
+/** Pieces made as they are asked for (an archive's tree), with a turn of the event loop between time slices. */
+async function* paced(pieces: Iterable<string>): AsyncGenerator<string> {
+  const slices = new TimeSlices();
   for (const p of pieces) {
+    yield p;
+    await slices.maybePause();
+  }
+}
+
+/**
+ * The success envelope around `data` pieces, joined into chunks of about 64 KiB, each encoded
+ * here (where the producer pauses between time slices, so no request holds the event loop for
+ * long: server/listing-render.ts), so the socket's write has no long string to convert at once.
+ */
+async function* envelopedSlices(pieces: AsyncIterable<string>): AsyncGenerator<Buffer> {
+  let buf = ENVELOPE_HEAD;
+  for await (const p of pieces) {
     buf += p;
     if (buf.length >= 65_536) {
-      yield buf;
+      yield Buffer.from(buf);
       buf = '';
     }
   }
-  yield `${buf}}`;
+  yield Buffer.from(`${buf}}`);
 }
 
 export const ANY: HTTPMethods[] = ['GET', 'POST'];
@@ -84,7 +104,8 @@ export function apiRoute<S extends z.ZodType>(app: FastifyInstance, core: Core, 
   app.route({
     method: def.method,
     url: def.url,
-    config: { doc: { auth: def.auth, input: def.input, from: def.from ?? 'body', output: def.output, headers: def.headers } },
+    ...(def.bodyLimit ? { bodyLimit: def.bodyLimit } : {}),
+    config: { doc: { auth: def.auth, input: def.input, from: def.from ?? 'body', output: def.output, headers: def.headers }, ...(def.codes ? { apiCodes: def.codes } : {}) },
     handler: async (req, reply) => {
       const principal = await authenticate(core, req, def.auth);
       const input = def.input ? parseInput(def.input, rawInput(req, def.from ?? 'body')) : (undefined as z.infer<S>);
@@ -93,8 +114,9 @@ export function apiRoute<S extends z.ZodType>(app: FastifyInstance, core: Core, 
       reply.type('application/json; charset=utf-8');
       if (data instanceof RawJson) {
         const { text } = data;
-        if (typeof text === 'string') return reply.send(`{"code":200,"message":"success","data":${text}}`);
-        return reply.send(Readable.from(enveloped(text), { objectMode: false }));
+        if (typeof text === 'string') return reply.send(`${ENVELOPE_HEAD}${text}}`);
+        const pieces = Symbol.asyncIterator in text ? text : paced(text);
+        return reply.send(Readable.from(envelopedSlices(pieces), { objectMode: false }));
       }
       return reply.send(ok(data ?? null));
     },

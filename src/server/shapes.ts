@@ -1,6 +1,7 @@
 // The wire's JSON objects as zod schemas, for the `data` shapes of the OpenAPI document
 // (server/openapi.ts). They describe what the handlers return (a test checks real answers
-// against the document); they are never used to build answers.
+// against the document); they are never used to build answers. The web UI's types of these
+// objects are inferred from them (wire-types.ts).
 
 import { z } from 'zod';
 
@@ -24,6 +25,21 @@ export const objShape = z.object({
     .describe('a folder that is a storage\'s mount point, in listings, unless hide_storage_details is on'),
 });
 
+/** A folder's listing (`/api/fs/list`). */
+export const listShape = z.object({
+  content: z.array(objShape).nullable(),
+  total: z.number().int(),
+  readme: z.string(),
+  header: z.string(),
+  write: z.boolean(),
+  provider: z.string(),
+  write_content_bypass: z.boolean(),
+  direct_upload_tools: z.array(z.string()).optional().describe('uploads the browser may send straight to the storage (e.g. HttpDirect); absent when none'),
+});
+
+/** One file or folder with its link (`/api/fs/get`). */
+export const getShape = objShape.extend({ raw_url: z.string(), readme: z.string(), header: z.string(), provider: z.string(), related: z.array(objShape).nullable() });
+
 export const userShape = z.object({
   id: z.number().int(),
   username: z.string(),
@@ -34,7 +50,32 @@ export const userShape = z.object({
   permission: z.number().int(),
   sso_id: z.string(),
   allow_ldap: z.boolean(),
+  /** The groups the user belongs to (docs/access-and-security.md, groups). */
+  group_ids: z.array(z.number().int()),
+  /** Read-only: the user's bits with their groups' (docs/access-and-security.md, effective rights). */
+  effective_permission: z.number().int(),
+  /** The user's own extra roots: each `path` shown at `/<name>` of their tree. */
+  roots: z.array(z.object({ path: z.string(), name: z.string() })),
+  /** Bytes and files the user's own root may hold (0: none). */
+  quota_bytes: z.number().int(),
+  quota_files: z.number().int(),
+  /** `/api/me` only: what the user's own root holds now (docs/access-and-security.md, quotas). */
+  used_bytes: z.number().int().optional(),
+  used_files: z.number().int().optional(),
   otp: z.boolean().optional(),
+});
+
+/** A root of a tree: the virtual `path` shown at `/<name>`. */
+export const rootShape = z.object({ path: z.string(), name: z.string() });
+
+/** A group: bits and roots its members gain. */
+export const groupShape = z.object({
+  id: z.number().int(),
+  name: z.string(),
+  permission: z.number().int(),
+  roots: z.array(rootShape),
+  quota_bytes: z.number().int(),
+  quota_files: z.number().int(),
 });
 
 export const storageShape = z.object({
@@ -58,6 +99,8 @@ export const storageShape = z.object({
   webdav_policy: z.string(),
   proxy_range: z.boolean(),
   down_proxy_url: z.string(),
+  trash: z.string(),
+  trash_days: z.number().int(),
   disable_proxy_sign: z.boolean(),
 });
 
@@ -187,3 +230,6 @@ export const archiveObjShape = objShape.omit({ mount_details: true }).extend({ s
 export const archiveTreeShape = archiveObjShape.extend({
   children: z.array(z.record(z.string(), z.unknown())).nullable().describe('for a folder, its entries (of this same shape); null for a file'),
 });
+
+/** An archive's comment and tree (`/api/fs/archive/meta`). */
+export const archiveMetaShape = z.object({ comment: z.string(), encrypted: z.boolean(), content: z.array(archiveTreeShape), raw_url: z.string(), sign: z.string() });

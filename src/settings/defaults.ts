@@ -1,4 +1,6 @@
 import { randomUUID } from 'node:crypto';
+import { availableParallelism } from 'node:os';
+import type { TaskKind } from '../tasks/kinds.js';
 import { randomAlnum } from '../util/random.js';
 import { VERSION } from '../version.js';
 
@@ -37,6 +39,8 @@ export interface SettingDefault extends Omit<SettingItem, 'index' | 'help' | 'op
   options?: string;
   /** Stored values equal to one of these are old defaults and are replaced by `value` on boot. */
   previousDefaults?: string[];
+  /** The default as docs/settings.md shows it, for a value that depends on the machine. */
+  docDefault?: string;
 }
 
 export const LOGO = '/images/logo.svg';
@@ -68,10 +72,11 @@ const IFRAME_PREVIEWS = JSON.stringify(
 const { SINGLE, SITE, STYLE, PREVIEW, GLOBAL, OFFLINE_DOWNLOAD, INDEX, SSO, LDAP, S3, TRAFFIC } = GROUP;
 
 /**
- * OpenList's per-kind task thread settings (group traffic): the number of tasks of that kind
- * run at once. Their defaults are the config's `tasks.<section>.workers`. OpenList calls the two
- * archive task kinds' threads "decompress download" (expanding the archive) and "decompress
- * upload" (storing what was expanded).
+ * OpenList's per-kind task thread settings (group traffic), one for each task kind
+ * (tasks/kinds.ts): the number of tasks of that kind run at once. Their defaults are the
+ * config's `tasks.<section>.workers`. OpenList calls the two archive task kinds' threads
+ * "decompress download" (expanding the archive) and "decompress upload" (storing what was
+ * expanded).
  */
 export const TASK_THREAD_SETTINGS = {
   offline_download: 'offline_download_task_threads_num',
@@ -81,16 +86,28 @@ export const TASK_THREAD_SETTINGS = {
   move: 'move_task_threads_num',
   decompress: 'decompress_download_task_threads_num',
   decompress_upload: 'decompress_upload_task_threads_num',
-} as const;
-export type ThreadedTaskKind = keyof typeof TASK_THREAD_SETTINGS;
+  sync: 'sync_task_threads_num',
+} as const satisfies Record<TaskKind, string>;
 
 /** OpenList's speed limits in KiB/s (-1 = none): bytes to and from clients, to and from storages. */
 export const SPEED_LIMIT_SETTINGS = ['max_client_download_speed', 'max_client_upload_speed', 'max_server_download_speed', 'max_server_upload_speed'] as const;
 export type SpeedLimitKey = (typeof SPEED_LIMIT_SETTINGS)[number];
 
+/** The thumbnail service's settings (thumbs/, docs/office-and-thumbnails.md). */
+export const THUMB_SETTINGS = {
+  enabled: 'thumb_enabled',
+  prefetch: 'thumb_prefetch',
+  sizes: 'thumb_sizes',
+  workers: 'thumb_workers',
+  maxSource: 'thumb_max_source_size',
+  maxPixels: 'thumb_max_pixels',
+  timeout: 'thumb_timeout',
+  cacheSize: 'thumb_cache_size',
+} as const;
+
 export interface BuiltinOptions {
   /** Default thread count per task kind (the config's workers). */
-  taskWorkers?: Partial<Record<ThreadedTaskKind, number>>;
+  taskWorkers?: Partial<Record<TaskKind, number>>;
 }
 const { PUBLIC: P, PRIVATE: PR, READONLY: RO } = FLAG;
 
@@ -145,7 +162,21 @@ export function builtinSettings(opts: BuiltinOptions = {}): SettingDefault[] {
     s('share_preview_archives_by_default', 'false', 'bool', PREVIEW, P, { help: 'a shared archive opens on its contents, even when files open on their download' }),
     s('readme_autorender', 'true', 'bool', PREVIEW, P),
     s('filter_readme_scripts', 'true', 'bool', PREVIEW, P),
-    s('preview_archives_by_default', 'false', 'bool', PREVIEW, P),
+    s('preview_archives_by_default', 'true', 'bool', PREVIEW, P),
+    // Atrium's own (as OpenList's): online offices over WOPI (wopi/, docs/office-and-thumbnails.md)
+    s('wopi_enabled', 'false', 'bool', PREVIEW, P, { help: 'files open in an online office (Collabora Online, ONLYOFFICE Docs) through WOPI' }),
+    s('wopi_services', '[]', 'text', PREVIEW, P, { help: 'a JSON list, one entry per online office: its name, the address of its discovery XML and the extensions it opens (empty: all it lists; docs/office-and-thumbnails.md)' }),
+    s('wopi_share_view', 'true', 'bool', PREVIEW, P, { help: 'share visitors may open shared documents in the online office, read-only' }),
+    s('wopi_max_file_size', '104857600', 'number', PREVIEW, PR, { help: 'bytes an online office may save into one file; 0 means no limit' }),
+    // Atrium's own: thumbnails of every storage (thumbs/, docs/office-and-thumbnails.md)
+    s(THUMB_SETTINGS.enabled, 'true', 'bool', PREVIEW, PR, { help: "listings carry a thumbnail link for images, videos, audio covers and PDFs of every storage (Local's own thumbnail option still wins)" }),
+    s(THUMB_SETTINGS.prefetch, 'true', 'bool', PREVIEW, PR, { help: 'thumbnails of a listed folder are made in the background, after any a client asks for' }),
+    s(THUMB_SETTINGS.sizes, '144,256,512', 'string', PREVIEW, PR, { help: 'longest sides in pixels a client may ask with size=; the first is the default and the one made in the background' }),
+    s(THUMB_SETTINGS.workers, '2', 'number', PREVIEW, PR, { help: 'thumbnails made at the same time' }),
+    s(THUMB_SETTINGS.maxSource, '64', 'number', PREVIEW, PR, { help: 'MiB an image or PDF may have to get a thumbnail (they are read whole; videos and audio are read by ranges)' }),
+    s(THUMB_SETTINGS.maxPixels, '100000000', 'number', PREVIEW, PR, { help: 'pixels an image may have to be decoded; larger ones are refused from their header' }),
+    s(THUMB_SETTINGS.timeout, '30', 'number', PREVIEW, PR, { help: 'seconds one thumbnail may take' }),
+    s(THUMB_SETTINGS.cacheSize, '1024', 'number', PREVIEW, PR, { help: 'MiB of thumbnails kept under <data>/thumbs; past it the least recently used are removed' }),
     // global
     s('hide_files', '/\\/README.md/i', 'text', GLOBAL, P),
     s('package_download', 'true', 'bool', GLOBAL, P),
@@ -173,6 +204,13 @@ export function builtinSettings(opts: BuiltinOptions = {}): SettingDefault[] {
     s('handle_hook_after_writing', 'true', 'bool', GLOBAL, PR, { help: 'writes update the search index (when automatic index updates are on)' }),
     s('handle_hook_rate_limit', '0', 'number', GLOBAL, PR, { help: 'folders listed per second while the index follows writes; 0 means no limit' }),
     s('ignore_system_files', 'false', 'bool', GLOBAL, PR, { help: 'refuse uploads of .DS_Store, desktop.ini, Thumbs.db, @eaDir and ._ files' }),
+    // Atrium's own: the audit log (audit/log.ts, docs/audit-and-hooks.md)
+    s('audit_log_enabled', 'true', 'bool', GLOBAL, PR, { help: 'record every operation (sign-ins, downloads, writes, shares, admin changes) in the audit log' }),
+    s('audit_log_listings', 'false', 'bool', GLOBAL, PR, { help: 'also record folder listings (many events)' }),
+    s('audit_log_retention_days', '90', 'number', GLOBAL, PR, { help: 'days the audit log keeps an event; 0 keeps them all' }),
+    // Atrium's own: fair under load (server/fairness.ts)
+    s('max_requests_per_user', String(8 * availableParallelism()), 'number', GLOBAL, PR, { help: "API and raw-link requests one user (or one visitor's address) may have running at once; more wait in that user's own queue (default 8 per CPU core of the machine that made the database), 0 = no limit", docDefault: '8 × CPU cores' }),
+    s('max_request_wait', '30', 'number', GLOBAL, PR, { help: "seconds a request past its user's limit waits for its turn before it is answered 429 with Retry-After" }),
     // single (internal)
     s('token', newAdminToken(), 'string', SINGLE, PR),
     // index
@@ -217,10 +255,21 @@ export function builtinSettings(opts: BuiltinOptions = {}): SettingDefault[] {
     s('s3_secret_access_key', '', 'string', S3, PR),
     s('s3_buckets', '[]', 'string', S3, PR),
     // offline download tools (sorted by key)
+    // OpenList's cloud tools (src/offline/cloud-tools.ts): saved by their set_* routes; Atrium has none of their drivers
+    s('115_open_temp_dir', '', 'string', OFFLINE_DOWNLOAD, PR),
+    s('115_temp_dir', '', 'string', OFFLINE_DOWNLOAD, PR),
+    s('123_open_callback_url', '', 'string', OFFLINE_DOWNLOAD, PR),
+    s('123_open_temp_dir', '', 'string', OFFLINE_DOWNLOAD, PR),
+    s('123_temp_dir', '', 'string', OFFLINE_DOWNLOAD, PR),
     s('aria2_secret', '', 'string', OFFLINE_DOWNLOAD, PR),
     s('aria2_uri', 'http://localhost:6800/jsonrpc', 'string', OFFLINE_DOWNLOAD, PR),
+    s('guangyapan_temp_dir', '', 'string', OFFLINE_DOWNLOAD, PR),
+    s('pikpak_temp_dir', '', 'string', OFFLINE_DOWNLOAD, PR),
     s('qbittorrent_seedtime', '0', 'number', OFFLINE_DOWNLOAD, PR),
     s('qbittorrent_url', 'http://admin:adminadmin@localhost:8080/', 'string', OFFLINE_DOWNLOAD, PR),
+    s('thunder_browser_temp_dir', '', 'string', OFFLINE_DOWNLOAD, PR),
+    s('thunder_temp_dir', '', 'string', OFFLINE_DOWNLOAD, PR),
+    s('thunderx_temp_dir', '', 'string', OFFLINE_DOWNLOAD, PR),
     s('transmission_seedtime', '0', 'number', OFFLINE_DOWNLOAD, PR),
     s('transmission_uri', 'http://localhost:9091/transmission/rpc', 'string', OFFLINE_DOWNLOAD, PR),
     // Atrium's own: the SSRF guard's switch and a size cap (MiB, 0 = none) for every tool
@@ -244,7 +293,7 @@ export function builtinSettings(opts: BuiltinOptions = {}): SettingDefault[] {
     s('upload_max_parallel', '8', 'number', GROUP.TRAFFIC, PR, { help: 'unfinished resumable uploads one user may have at a time; 0 means no limit' }),
     // traffic (OpenList): task threads and speed limits
     ...Object.entries(TASK_THREAD_SETTINGS).map(([kind, key]) =>
-      s(key, String(opts.taskWorkers?.[kind as ThreadedTaskKind] ?? 5), 'number', TRAFFIC, PR, { help: 'tasks of this kind run at once (at least 1)' }),
+      s(key, String(opts.taskWorkers?.[kind as TaskKind] ?? 5), 'number', TRAFFIC, PR, { help: 'tasks of this kind run at once (at least 1)' }),
     ),
     ...SPEED_LIMIT_SETTINGS.map((key) => s(key, '-1', 'number', TRAFFIC, PR, { help: 'KiB/s, shared by all transfers; -1 means no limit' })),
     // Atrium's own: while 2FA is on, WebDAV/SFTP/FTP take app passwords only unless this is on

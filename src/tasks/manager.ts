@@ -3,8 +3,13 @@ import { readdir, rm } from 'node:fs/promises';
 import path from 'node:path';
 import type { Config, TaskKindConfig } from '../config/defaults.js';
 import type { TaskRow, TasksRepo } from '../db/tasks.js';
-import type { User } from '../db/users.js';
+import { AbortError, AppError, isKind } from '../errors.js';
 import type { Logger } from '../logger.js';
+import { type CreatorAccess, type CreatorRules, CreatorStopped, FinalTaskError, SYSTEM_RULES, type TaskCreator } from './creator.js';
+import { taskErrorText } from './error-text.js';
+import { TASK_KIND_NAMES, TASK_KINDS, type TaskKind } from './kinds.js';
+
+export type { TaskCreator } from './creator.js';
 
 /** Task states of the wire (wire-api.md §12.2). */
 export const STATE = {
@@ -25,17 +30,6 @@ export const DONE_STATES: ReadonlySet<number> = new Set([STATE.SUCCEEDED, STATE.
 /** Longest wait between two attempts of a task. */
 const MAX_RETRY_DELAY_MS = 60_000;
 
-/** Route names of task kinds and the config section holding their workers and retries. */
-export const TASK_KINDS = {
-  upload: 'upload',
-  copy: 'copy',
-  move: 'move',
-  offline_download: 'download',
-  offline_download_transfer: 'transfer',
-  decompress: 'decompress',
-  decompress_upload: 'decompress_upload',
-} as const;
-export type TaskKind = keyof typeof TASK_KINDS;
 
 export interface TaskContext {
   signal: AbortSignal;
@@ -47,12 +41,15 @@ export interface TaskContext {
   savePayload(payload: unknown): Promise<void>;
   /** No retry follows if this attempt fails (the run applies its on-failure cleanup). */
   lastAttempt: boolean;
+  /**
+   * The creator's rules as the account and rules are now, asked before each name the task
+   * writes; throws `CreatorStopped` (the task fails, no retry) when the creator was deleted,
+   * disabled or lost the bit the kind needs.
+   */
+  rules(): Promise<CreatorRules>;
 }
 
 export type TaskRun = (ctx: TaskContext) => Promise<void>;
-
-/** Who created a task (a user, or the part of one a persisted task keeps). */
-export type TaskCreator = Pick<User, 'id' | 'username' | 'role'>;
 
 /**
  * A task whose payload has a string field `temp` owns that path (a file or folder under
@@ -100,6 +97,8 @@ export class Task {
     public payload: unknown,
     public run: TaskRun | undefined,
     status = '',
+    /** The folder passwords the creator presented (each name is decided with them). */
+    readonly creatorPasswords: string[] = [],
   ) {
     this.status = status;
     this.arm();
@@ -146,6 +145,10 @@ export interface TaskQueue {
 export interface TaskManagerOptions {
   /** Wait before the first retry; doubled for each further one (at most a minute). */
   retryBaseMs?: number;
+  /** The creators' rules (view/task-access.ts); without it every task runs as the server. */
+  access?: CreatorAccess;
+  /** The server's own folders (data, temp), never shown in a task's error. */
+  hostRoots?: string[];
 }
 
 /**
@@ -220,7 +223,7 @@ export class TaskManager {
     } catch {
       payload = null;
     }
-    const t = new Task(row.id, row.kind as TaskKind, row.name, row.creator_id, row.creator, row.creator_role, payload, undefined, row.status);
+    const t = new Task(row.id, row.kind as TaskKind, row.name, row.creator_id, row.creator, row.creator_role, payload, undefined, row.status, parsePasswords(row.creator_passwords));
     Object.assign(t, { state: row.state, progress: row.progress, error: row.error, totalBytes: row.total_bytes, retryCount: row.retry_count, startTime: row.start_time, endTime: row.end_time, createdAt: row.created_at || t.createdAt });
     return t;
   }
@@ -235,7 +238,7 @@ export class TaskManager {
     if (this.queue) {
       // Shared tasks stay in the database and the queue: the process that takes a job resumes
       // it, and BullMQ hands a dead process's jobs to a live one.
-      const kinds = (Object.keys(TASK_KINDS) as TaskKind[]).filter((k) => this.isShared(k));
+      const kinds = TASK_KIND_NAMES.filter((k) => this.isShared(k));
       await this.queue.consume(kinds.map((kind) => ({ kind, workers: this.workers(kind) })), (id) => this.runQueued(id));
       return;
     }
@@ -265,11 +268,12 @@ export class TaskManager {
         this.finish(t, STATE.FAILED, 'the task is interrupted and cannot be recovered');
       }
     }
-    for (const kind of Object.keys(TASK_KINDS) as TaskKind[]) this.pump(kind);
+    for (const kind of TASK_KIND_NAMES) this.pump(kind);
   }
 
   submit(spec: TaskSpec): Task {
-    const t = new Task(newId(), spec.kind, spec.name, spec.creator?.id ?? 0, spec.creator?.username ?? '', spec.creator?.role ?? -1, spec.payload ?? null, spec.run, spec.status);
+    const c = spec.creator;
+    const t = new Task(newId(), spec.kind, spec.name, c?.id ?? 0, c?.username ?? '', c?.role ?? -1, spec.payload ?? null, spec.run, spec.status, c?.passwords ?? []);
     this.tasks.set(t.id, t);
     const stored = this.persist(t, true);
     if (this.isShared(t.kind)) {
@@ -399,7 +403,7 @@ export class TaskManager {
     if (t.state === STATE.RUNNING) {
       t.state = STATE.CANCELING;
       void this.persist(t, true);
-      t.controller.abort(new Error('context canceled'));
+      t.controller.abort(new AbortError('context canceled'));
     } else {
       clearTimeout(t.retryTimer);
       this.finish(t, STATE.CANCELED, 'context canceled');
@@ -470,13 +474,16 @@ export class TaskManager {
         t.payload = payload;
         await this.persist(t, true);
       },
+      rules: () => this.rulesOf(t),
     };
     try {
+      // Decided when the task starts (a queued task of a creator disabled meanwhile never runs), then at each name.
+      await ctx.rules();
       await t.run!(ctx);
       t.progress = 100;
       this.finish(t, STATE.SUCCEEDED, '');
     } catch (err) {
-      const message = t.controller.signal.aborted ? 'context canceled' : (err as Error).message || String(err);
+      const message = t.controller.signal.aborted ? 'context canceled' : taskErrorText(err, this.opts.hostRoots);
       if (this.stopping && t.state !== STATE.CANCELING) {
         // Interrupted by shutdown, not by a user: left pending so the next start resumes it.
         t.state = STATE.PENDING;
@@ -484,7 +491,7 @@ export class TaskManager {
         t.settle();
       } else if (t.controller.signal.aborted) {
         this.finish(t, STATE.CANCELED, message);
-      } else if (t.retryCount < maxRetry) {
+      } else if (t.retryCount < maxRetry && !(err instanceof FinalTaskError)) {
         t.state = STATE.ERRORED;
         t.error = message;
         t.retryCount++;
@@ -498,6 +505,17 @@ export class TaskManager {
     } finally {
       this.running.set(t.kind, (this.running.get(t.kind) ?? 1) - 1);
       this.pump(t.kind);
+    }
+  }
+
+  /** The creator's rules now (the server's own tasks, with no creator, are refused nothing). */
+  private async rulesOf(t: Task): Promise<CreatorRules> {
+    if (!this.opts.access || t.creatorId === 0) return SYSTEM_RULES;
+    try {
+      return await this.opts.access.rules({ id: t.id, kind: t.kind, creator: { id: t.creatorId, username: t.creator, role: t.creatorRole, passwords: t.creatorPasswords } });
+    } catch (err) {
+      if (err instanceof AppError && isKind(err, 'Unauthorized', 'Forbidden')) throw new CreatorStopped(err);
+      throw err;
     }
   }
 
@@ -536,6 +554,7 @@ export class TaskManager {
       creator_id: t.creatorId,
       creator: t.creator,
       creator_role: t.creatorRole,
+      creator_passwords: t.creatorPasswords.length > 0 ? JSON.stringify(t.creatorPasswords) : null,
       state: t.state,
       status: t.status,
       progress: t.progress,
@@ -612,5 +631,16 @@ export class TaskManager {
     for (const t of live) t.controller.abort(new Error('server is stopping'));
     await Promise.allSettled(live.map((t) => t.done));
     await Promise.allSettled([...this.writes.values()]);
+  }
+}
+
+/** The creator's folder passwords as a row keeps them (a JSON array, or null for none). */
+function parsePasswords(text: string | null | undefined): string[] {
+  if (!text) return [];
+  try {
+    const v = JSON.parse(text) as unknown;
+    return Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string') : [];
+  } catch {
+    return [];
   }
 }

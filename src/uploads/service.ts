@@ -5,13 +5,14 @@ import path from 'node:path';
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { UploadClaimRow, UploadPartRow, UploadRow, UploadsRepo } from '../db/uploads.js';
-import { UploadIntegrityError } from '../drivers/types.js';
-import { AppError, BadRequest, Conflict, Exists, Forbidden, isKind, KindError, NotFound, TooLarge, TooManyRequests } from '../errors.js';
+import { AppError, BadRequest, Conflict, Exists, Forbidden, isKind, NotFound, TooLarge, TooManyRequests } from '../errors.js';
 import type { FsWriter } from '../fs/write.js';
 import type { Logger } from '../logger.js';
 import type { Settings } from '../settings/service.js';
-import type { View } from '../view/view.js';
+import type { View, ViewOptions, Views } from '../view/view.js';
+import { checkChunkSize, decideTarget, MIN_CHUNK, type Origin, requireSpace, shownPath, startedAt } from './decide.js';
 import { chunkIndexRanges, parseRanges, rangesOf } from './ranges.js';
+import { Partials } from './partials.js';
 import { closeAhead, PartMeter, PartTooLong, PartTooShort, Staging, UPLOAD_ID } from './staging.js';
 
 export const SETTING = {
@@ -22,10 +23,12 @@ export const SETTING = {
 } as const;
 
 export const MSG_DISABLED = 'multipart upload is disabled';
-const MIN_CHUNK = 1;
-const MAX_CHUNK = 5 * 1024 * 1024 * 1024;
-/** A completion that has not reported progress for this long was cut off (a killed node). */
-const STALE_COMPLETION_MS = 60_000;
+/**
+ * A completion that has shown no sign of life for this long was cut off (a killed node): another
+ * process may take it over. A running completion beats every COMPLETION_BEAT_MS.
+ */
+const STALE_COMPLETION_MS = 5_000;
+const COMPLETION_BEAT_MS = 1_000;
 const SWEEP_EVERY_MS = 10 * 60_000;
 
 export type Protocol = 'multipart' | 'tus';
@@ -42,9 +45,18 @@ export interface UploadOptions {
   metadata?: string;
   /** Set when the bytes go straight into an S3 multipart upload. */
   s3?: S3Stage;
+  /**
+   * The account's base path when the upload began; the row's `path` is the client path below it.
+   * Absent on rows from before: their `path` is the virtual path (decide.ts reads both).
+   */
+  base?: string;
+  /** The virtual path the upload began for (decide.ts's Origin.target). */
+  target?: string;
+  /** The account's password stamp when the upload began: a password change since ends the upload, as it ends web sessions. */
+  pwdTs?: number;
 }
 
-export interface CreateInput extends Omit<UploadOptions, 's3'> {
+export interface CreateInput extends Omit<UploadOptions, 's3' | 'base' | 'pwdTs'> {
   protocol: Protocol;
   /** Virtual path of the file. */
   target: string;
@@ -53,6 +65,11 @@ export interface CreateInput extends Omit<UploadOptions, 's3'> {
 }
 
 export const optionsOf = (row: UploadRow): UploadOptions => JSON.parse(row.options) as UploadOptions;
+const originOf = (row: UploadRow): Origin => ({ path: row.path, base: optionsOf(row).base, target: optionsOf(row).target });
+/** The virtual path an upload's bytes are staged for (where its S3 multipart upload is). */
+const stagedFor = (row: UploadRow): string => startedAt(originOf(row));
+/** The upload's path as its client sees it (the snapshot's `path`). */
+export const clientPath = (row: UploadRow, view: View): string => shownPath(originOf(row), view.root);
 export const totalChunks = (row: Pick<UploadRow, 'size' | 'chunk_size'>): number => (row.size === 0 ? 0 : Math.ceil(row.size / row.chunk_size));
 
 /** Where an S3-staged upload's bytes go: its multipart upload and the bytes of one part. */
@@ -109,10 +126,14 @@ const s3Part = (n: number, etag: string) => `s3:${n}:${etag}`;
  * hands to the storage whole (Local renames it into place; others get it streamed once), or, for
  * S3 storages, straight into an S3 multipart upload of the target object. A request writing bytes
  * holds a claim on their range in the database, so two writers never mix bytes and completion
- * never reads a range being written. The per-user view decides at creation and again at completion.
+ * never reads a range being written. The per-user view decides at creation, and every later
+ * request (each chunk or PATCH, and the completion) decides the target again on the account as it
+ * is then (decide.ts): the row keeps the client path and the base path it was below.
  */
 export class Uploads {
   readonly staging: Staging;
+  /** Interrupted SFTP and FTP uploads kept for their user to resume, in the same staging area and expiring the same way. */
+  readonly partials: Partials;
   private timer?: NodeJS.Timeout;
   private readonly locks = new KeyedLock();
 
@@ -124,6 +145,7 @@ export class Uploads {
     private readonly log: Logger,
   ) {
     this.staging = new Staging(tempDir);
+    this.partials = new Partials(repo, this.staging, () => this.expiryMs());
   }
 
   expiryMs(): number {
@@ -147,27 +169,74 @@ export class Uploads {
   }
 
   /**
-   * The S3 staging of a new upload, when its storage has multipart uploads and the parts fit its
-   * limits. A declared whole-file hash keeps the bytes local: it must be checked before the file
-   * appears, and S3 can not hash the assembled parts.
+   * The part size of a new upload's S3 staging, when its storage has multipart uploads and the
+   * parts fit its limits. A declared whole-file hash keeps the bytes local: it must be checked
+   * before the file appears, and S3 can not hash the assembled parts.
    */
-  private async s3Stage(view: View, input: CreateInput, chunkSize: number): Promise<S3Stage | undefined> {
+  private s3PartSize(view: View, input: CreateInput, chunkSize: number): number | undefined {
     if (input.size === 0 || Object.keys(input.hashes).length > 0) return undefined;
     const m = view.multipartTarget(input.target);
     if (!m) return undefined;
     const partSize = chunkSize * Math.max(1, Math.ceil(m.minPart / chunkSize));
     if (partSize > m.maxPart || Math.ceil(input.size / partSize) > m.maxParts) return undefined;
-    return { upload: await view.beginMultipart(input.target, input.mimetype), partSize };
+    return partSize;
+  }
+
+  /**
+   * Refuses a size that can not fit on the target's storage, or in the staging area when the
+   * bytes wait there (all but OpenList chunks sent one by one into an S3 part each).
+   */
+  private async requireSpace(input: CreateInput, chunkSize: number, partSize: number | undefined): Promise<void> {
+    const staged = partSize === undefined || input.protocol !== 'multipart' || partSize !== chunkSize;
+    requireSpace(input.size, { storage: await this.writer.freeSpace(input.target), staging: staged ? await this.staging.free() : undefined });
+  }
+
+  /**
+   * The caller's unfinished upload of `size` bytes to `target` that would go on as it began: the
+   * same file below the same base path, and the password unchanged since (OpenList's init
+   * resumes it; status by path answers it).
+   */
+  async openTo(view: View, protocol: Protocol, target: string, size: number): Promise<UploadRow | undefined> {
+    const rows = await this.repo.receivingTo(view.user.id, protocol, [view.client(target), target], size);
+    return rows.find((r) => {
+      const { pwdTs } = optionsOf(r);
+      if (this.expired(r) || (pwdTs !== undefined && pwdTs !== view.user.pwdTs)) return false;
+      try {
+        return decideTarget(view, originOf(r)) === target;
+      } catch {
+        return false;
+      }
+    });
+  }
+
+  /**
+   * The view an upload's request is decided by: its user's account as it is now (a live
+   * reference, re-read per request), so a narrowed base path, removed bits or a new rule apply to
+   * the next chunk, and a deleted or disabled user, or a password changed since the upload began,
+   * ends it: the upload fails for good and its bytes are dropped.
+   */
+  async viewOf(views: Views, row: UploadRow, opts: ViewOptions): Promise<View> {
+    const { pwdTs } = optionsOf(row);
+    try {
+      return await views.live({ id: row.user_id, pwdTs: pwdTs ?? 0 }, opts, { pwdTs: pwdTs !== undefined }).now();
+    } catch (err) {
+      if (isKind(err, 'Unauthorized') && row.state === 'receiving' && (await this.repo.transition(row.id, ['receiving'], 'failed_permanent', { error: (err as Error).message }))) {
+        await this.dropBytes(row);
+      }
+      throw err;
+    }
   }
 
   /** Starts an upload, or (OpenList's init) resumes the caller's unfinished one to the same path and size. */
   async create(view: View, input: CreateInput, resume = false): Promise<{ row: UploadRow; resumed: boolean }> {
     if (!Number.isSafeInteger(input.size) || input.size < 0) throw new BadRequest('the file size is not a size');
     const chunkSize = input.chunkSize ?? this.defaultChunkSize();
-    if (!Number.isSafeInteger(chunkSize) || chunkSize < MIN_CHUNK || chunkSize > MAX_CHUNK) throw new BadRequest(`the chunk size must be between ${MIN_CHUNK} and ${MAX_CHUNK} bytes`);
+    checkChunkSize(chunkSize, input.size);
     await this.checkTarget(view, input.target, input.overwrite);
+    // A file its quota has no room for is refused at init, before any chunk (and again as it completes).
+    await view.requireRoom(input.target, input.size);
     if (resume) {
-      const open = await this.repo.receivingTo(view.user.id, input.protocol, input.target, input.size);
+      const open = await this.openTo(view, input.protocol, input.target, input.size);
       if (open && open.chunk_size === chunkSize) return { row: open, resumed: true };
     }
     const max = this.settings.getNumber(SETTING.maxParallel, 0);
@@ -176,12 +245,15 @@ export class Uploads {
     }
     const now = Date.now();
     const { protocol, target, size, chunkSize: _c, ...options } = input;
-    const s3 = await this.s3Stage(view, input, chunkSize);
+    const partSize = this.s3PartSize(view, input, chunkSize);
+    await this.requireSpace(input, chunkSize, partSize);
+    const s3: S3Stage | undefined = partSize === undefined ? undefined : { upload: await view.beginMultipart(target, input.mimetype), partSize };
     const row: UploadRow = {
       id: randomBytes(16).toString('hex'),
       user_id: view.user.id,
       protocol,
-      path: target,
+      // The client path: every later request decides it again below the base path as it is then.
+      path: view.client(target),
       size,
       chunk_size: chunkSize,
       received: 0,
@@ -189,7 +261,7 @@ export class Uploads {
       attempt: 0,
       progress: 0,
       error: '',
-      options: JSON.stringify({ ...options, ...(s3 ? { s3 } : {}) }),
+      options: JSON.stringify({ ...options, base: view.root, target, pwdTs: view.user.pwdTs, ...(s3 ? { s3 } : {}) } satisfies UploadOptions),
       created_at: now,
       updated_at: now,
       ranges: '[]',
@@ -207,7 +279,7 @@ export class Uploads {
   async get(view: View, id: string): Promise<UploadRow> {
     const row = UPLOAD_ID.test(id) ? await this.repo.byId(id) : undefined;
     if (!row || row.user_id !== view.user.id) throw new NotFound('upload not found');
-    if (row.state === 'receiving' && this.expired(row)) throw new KindError('NotFound', 'upload expired', 404);
+    if (row.state === 'receiving' && this.expired(row)) throw new NotFound('upload expired');
     return row;
   }
 
@@ -249,10 +321,11 @@ export class Uploads {
    * `ahead` (Staging.openAhead, begun before the request's checks) is taken over: written through
    * as the staging file, or closed.
    */
-  async putChunk(row: UploadRow, index: number, body: Readable, declared?: number, ahead?: Promise<FileHandle | undefined>): Promise<UploadRow> {
+  async putChunk(view: View, row: UploadRow, index: number, body: Readable, declared?: number, ahead?: Promise<FileHandle | undefined>): Promise<UploadRow> {
     let taken = false;
     try {
       this.requireReceiving(row);
+      decideTarget(view, originOf(row));
       const total = totalChunks(row);
       if (!Number.isSafeInteger(index) || index < 0 || index >= total) throw new BadRequest(`X-Chunk-Index must be between 0 and ${total - 1}`);
       const start = index * row.chunk_size;
@@ -287,7 +360,7 @@ export class Uploads {
         if (toS3) {
           // One chunk is one part: streamed to S3 as it arrives.
           const meter = new PartMeter(expected, { exact: true });
-          const [etag] = await Promise.all([this.writer.putPart(row.path, s3.upload, index + 1, meter, expected), pipeline(body, meter)]).catch((err) => {
+          const [etag] = await Promise.all([this.writer.putPart(stagedFor(row), s3.upload, index + 1, meter, expected), pipeline(body, meter)]).catch((err) => {
             meter.destroy();
             throw err;
           });
@@ -315,15 +388,20 @@ export class Uploads {
    * Appends a body at `offset` (tus PATCH). One PATCH at a time writes into an upload (another
    * gets 409); a body cut short keeps what arrived unless a checksum was given.
    */
-  async append(row: UploadRow, offset: number, body: Readable, checksum?: { algorithm: string; digest: string }): Promise<UploadRow> {
+  async append(view: View, row: UploadRow, offset: number, body: Readable, opts: { checksum?: { algorithm: string; digest: string }; declared?: number } = {}): Promise<UploadRow> {
+    const { checksum, declared } = opts;
     this.requireReceiving(row);
+    decideTarget(view, originOf(row));
     if (offset !== row.received) throw new Conflict(`the upload is at offset ${row.received}, not ${offset}`);
+    if (declared !== undefined && tooShort(row, offset, declared)) throw new BadRequest(MSG_SHORT_BODY);
     const c = await this.claim(row, [TUS_CLAIM], { offset, exclusive: true });
     if (!c.token) return this.refused(row, c.why as 'busy' | 'closed', 'the upload');
     let written;
     try {
       written = await this.staging.write(row.id, offset, body, row.size - offset, { partial: true, algorithm: checksum?.algorithm });
       if (checksum && written.digest !== checksum.digest) throw new ChecksumMismatch();
+      // Bytes are kept in steps of at least MIN_CHUNK (a body cut short below it is sent again).
+      if (tooShort(row, offset, written.bytes)) throw new BadRequest(MSG_SHORT_BODY);
     } catch (err) {
       c.stop!();
       await this.repo.release(c.token);
@@ -379,7 +457,7 @@ export class Uploads {
     const [from, to] = this.groupRange(row, s3, g);
     const mine = parts.filter((p) => p.start >= from && p.start < to);
     if (!mine.some((p) => p.file === '') || mine.reduce((n, p) => n + p.size, 0) !== to - from) return;
-    const etag = await this.writer.putPart(row.path, s3.upload, g + 1, this.staging.read(row.id, from, to), to - from);
+    const etag = await this.writer.putPart(stagedFor(row), s3.upload, g + 1, this.staging.read(row.id, from, to), to - from);
     await this.repo.relocate(
       row.id,
       mine.map((p) => p.start),
@@ -409,15 +487,16 @@ export class Uploads {
       await this.repo.transition(row.id, ['completing'], 'receiving');
       throw new BadRequest(`the upload is not complete: ${gaps}`);
     }
-    let last = 0;
+    let pct = 0;
     const onProgress = (b: number) => {
-      const now = Date.now();
-      if (now - last < 2000) return;
-      last = now;
-      void this.repo.setProgress(row.id, row.size > 0 ? Math.floor((b / row.size) * 100) : 100).catch(() => undefined);
+      pct = row.size > 0 ? Math.floor((b / row.size) * 100) : 100;
     };
+    // The sign of life (and the progress) other processes see: a stale one is taken over.
+    const beat = setInterval(() => void this.repo.setProgress(row.id, pct).catch(() => undefined), COMPLETION_BEAT_MS);
+    beat.unref();
     try {
-      await this.checkTarget(view, row.path, opts.overwrite);
+      const target = decideTarget(view, originOf(row));
+      await this.checkTarget(view, target, opts.overwrite);
       if (opts.s3) {
         const groups = Math.ceil(row.size / opts.s3.partSize);
         for (let g = 0; g < groups; g++) {
@@ -431,11 +510,11 @@ export class Uploads {
           if (etag) sent.set(Number(n), etag);
         }
         const list = [...sent].sort((a, b) => a[0] - b[0]).map(([n, etag]) => ({ n, etag }));
-        await view.finishMultipart(row.path, opts.s3.upload, list, opts.overwrite);
+        await view.finishMultipart(target, opts.s3.upload, list, opts.overwrite);
       } else {
         await this.staging.ensure(row.id);
         await view.putFile(
-          row.path,
+          target,
           {
             path: this.staging.file(row.id),
             size: row.size,
@@ -449,7 +528,7 @@ export class Uploads {
       }
     } catch (err) {
       // Bytes or a name the storage refused, or rules that now say no, fail the same way again.
-      const permanent = err instanceof UploadIntegrityError || isKind(err, 'BadRequest', 'Forbidden', 'PasswordRequired', 'Hidden', 'Exists');
+      const permanent = isKind(err, 'Integrity', 'BadRequest', 'Forbidden', 'PasswordRequired', 'Hidden', 'Exists');
       const msg = (err as Error).message;
       if (permanent) {
         await this.repo.transition(row.id, ['completing'], 'failed_permanent', { error: msg });
@@ -458,6 +537,8 @@ export class Uploads {
         await this.repo.transition(row.id, ['completing'], 'receiving', { error: msg });
       }
       throw err;
+    } finally {
+      clearInterval(beat);
     }
     await this.repo.transition(row.id, ['completing'], 'completed', { progress: 100 });
     await this.repo.dropParts(row.id);
@@ -477,7 +558,7 @@ export class Uploads {
     await this.staging.drop(row.id);
     const s3 = optionsOf(row).s3;
     if (s3 && row.state !== 'completed') {
-      await this.writer.abortMultipart(row.path, s3.upload).catch((err) => this.log.warn({ err, upload: row.id }, 'aborting the S3 multipart upload failed'));
+      await this.writer.abortMultipart(stagedFor(row), s3.upload).catch((err) => this.log.warn({ err, upload: row.id }, 'aborting the S3 multipart upload failed'));
     }
   }
 
@@ -527,6 +608,10 @@ export class Uploads {
     if (this.timer) clearInterval(this.timer);
   }
 }
+
+const MSG_SHORT_BODY = `a PATCH body must hold at least ${MIN_CHUNK} bytes, unless it ends the upload`;
+/** A tus body of `bytes` at `offset` that neither holds MIN_CHUNK nor reaches the end. */
+const tooShort = (row: UploadRow, offset: number, bytes: number) => bytes < MIN_CHUNK && offset + bytes < row.size;
 
 /** tus's 460: the body does not match its Upload-Checksum. */
 export class ChecksumMismatch extends BadRequest {

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { constants, createReadStream } from 'node:fs';
-import { type FileHandle, mkdir, open, readdir, rm, stat } from 'node:fs/promises';
+import { type FileHandle, mkdir, open, readdir, rm, stat, statfs } from 'node:fs/promises';
 import path from 'node:path';
 import { type Readable, Transform, type TransformCallback } from 'node:stream';
 import { writeBody } from '../drivers/write-file.js';
@@ -159,6 +159,13 @@ export class Staging {
       await mkdir(this.dir(id), { recursive: true });
       return open(file, constants.O_RDWR | constants.O_CREAT, 0o666);
     }
+  }
+
+  /** The bytes an unprivileged writer may still put into the staging area's file system. */
+  async free(): Promise<number> {
+    await mkdir(this.root, { recursive: true });
+    const st = await statfs(this.root);
+    return st.bavail * st.bsize;
   }
 
   /** Creates the (empty) staging file if no byte was written yet (a file of 0 bytes). */

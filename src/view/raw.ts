@@ -1,7 +1,9 @@
-import type { Core } from '../core.js';
+import type { ViewDeps } from './deps.js';
 import type { Link, LinkArgs, Obj } from '../drivers/types.js';
 import type { Mounted } from '../fs/storages.js';
+import type { EventOrigin } from '../audit/events.js';
 import { underRoot } from './paths.js';
+import { countBytes, Recorder, type TransferDone } from '../audit/record.js';
 import { signRule } from './rules.js';
 
 /**
@@ -11,7 +13,7 @@ import { signRule } from './rules.js';
  * protects the entry (wire-api.md §8).
  */
 export class RawView {
-  constructor(private readonly core: Core) {}
+  constructor(private readonly core: ViewDeps) {}
 
   /** The virtual path a raw link names. */
   virtual(rawPath: string): string {
@@ -31,12 +33,37 @@ export class RawView {
     }
   }
 
-  /** One entry of the archive at `p` (raw links /ad /ap /ae; the sign was checked on `p`). */
-  archiveEntry(p: string, inner: string, password: string, signal?: AbortSignal) {
-    return this.core.archives.entry(p, inner, password, signal);
+  /**
+   * One entry of the archive at `p` (raw links /ad /ap /ae; the sign was checked on `p`): its
+   * stream emits the `download` event (user '', the entry's path as `dst_path`) when it ends.
+   */
+  async archiveEntry(p: string, inner: string, password: string, origin: EventOrigin, signal?: AbortSignal) {
+    const sent = this.recorder(origin).transfer(p, inner);
+    try {
+      const found = await this.core.archives.entry(p, inner, password, signal);
+      return { ...found, stream: countBytes(found.stream, sent) };
+    } catch (err) {
+      sent(0, err);
+      throw err;
+    }
   }
 
   link(p: string, args: LinkArgs): Promise<{ link: Link; obj: Obj; storage: Mounted }> {
     return this.core.fs.link(p, args);
+  }
+
+  /** The thumbnail of the file at `p` (`/d?type=thumb`; the sign was checked on `p`), at the size asked. */
+  thumb(p: string, size?: string): Promise<{ link: Link; obj: Obj; storage: Mounted }> {
+    return this.core.thumbs.get(p, size);
+  }
+
+  /** A transfer of `p` begins (a raw link's download): the front calls it once with the bytes sent. */
+  transfer(p: string, origin: EventOrigin): TransferDone {
+    return this.recorder(origin).transfer(p);
+  }
+
+  /** Raw links have no user: their events name nobody ('') and carry the caller's address. */
+  private recorder(origin: EventOrigin): Recorder {
+    return new Recorder(this.core.events, '', origin);
   }
 }

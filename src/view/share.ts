@@ -1,25 +1,33 @@
 import path from 'node:path';
-import type { Core } from '../core.js';
+import type { ViewDeps } from './deps.js';
 import type { Share } from '../db/shares.js';
 import type { User } from '../db/users.js';
 import type { Link, LinkArgs, Obj } from '../drivers/types.js';
 import { can, PERM } from '../auth/permissions.js';
 import type { ArchiveMeta, InnerFolder } from '../archive/service.js';
-import { AppError, BadRequest, Forbidden, isKind, KindError, Missing } from '../errors.js';
+import { AppError, BadRequest, type ErrorKind, Forbidden, isKind, KindError, Missing } from '../errors.js';
+import { WrongArchivePassword } from '../archive/reader.js';
 import type { Mounted } from '../fs/storages.js';
 import { isSubPath } from '../util/paths.js';
 import { underRoot, type PathStyle } from './paths.js';
 import type { View } from './view.js';
+import type { TransferDone } from '../audit/record.js';
 
 /** The front of share visitors; ShareView exposes reads only, so no change is ever asked of the view. */
 export const SHARE_FRONT = { changeBit: 0, paths: 'strict' as PathStyle };
 
 const MSG_READ_FAILED = 'failed to read the shared object';
+
+/** A read of a shared object that failed, without its text (which may name paths); OpenList answers it 500 (server/api-codes.ts). */
+export class ShareReadFailed extends KindError {
+  constructor(kind: ErrorKind) {
+    super(kind, MSG_READ_FAILED);
+  }
+}
 export const MSG_NO_ARCHIVE_PREVIEW = 'sharing archives previewing is not allowed';
 /** A protected folder inside a share, without its password: the API's own words for a folder password. */
 const MSG_FOLDER_PASSWORD = 'password is incorrect or you have no permission';
 /** The archive answer for a missing or wrong archive password (code 202): it names no path. */
-const ARCHIVE_PASSWORD_CODE = 202;
 /** Entries of a listing whose real place is checked at once. */
 const CANONICAL_BATCH = 64;
 
@@ -43,19 +51,37 @@ export class ShareView {
     readonly share: Share,
     readonly creator: User,
     private readonly view: View,
-    private readonly core: Core,
+    private readonly core: ViewDeps,
     /** Called when a folder password the visitor gave was refused (the caller counts it as a failed login). */
-    private readonly onWrongPassword: () => void = () => {},
+    private readonly onWrongPassword: () => void | Promise<void> = () => {},
     /** Whether the visitor gave a folder password of their own (not only the share code). */
     private readonly gavePassword = false,
   ) {
     for (const f of share.files) {
-      if (isSubPath(view.root, f)) this.roots.set(path.posix.basename(f) || '/', f);
+      if (view.contains(f)) this.roots.set(path.posix.basename(f) || '/', f);
     }
   }
 
   get empty(): boolean {
     return this.roots.size === 0;
+  }
+
+  /** The creator's view the visitor reads through (read-only: the visitor principal, no folder password unless given). */
+  get readerView(): View {
+    return this.view;
+  }
+
+  /**
+   * A shared file for a reader that comes back without the visitor's request (an online office's
+   * callbacks): the creator's path of visitor path `rel`, checked as every read is.
+   */
+  async fileAt(rel: string): Promise<{ target: string; obj: Obj }> {
+    const r = await this.locate(this.clean(rel));
+    if (r === undefined) throw new BadRequest('the sharing root is not a file');
+    const { target } = r;
+    const obj = await this.guard(() => this.view.stat(target));
+    if (obj.isDir) throw new BadRequest('a folder can not be opened in an online office');
+    return { target, obj };
   }
 
   /** The single shared folder the share's root stands for, if the share is one folder. */
@@ -108,19 +134,19 @@ export class ShareView {
     try {
       return await read();
     } catch (err) {
-      if (err instanceof AppError && err.code === ARCHIVE_PASSWORD_CODE) throw err;
+      if (err instanceof WrongArchivePassword) throw err;
       if (isKind(err, 'PasswordRequired')) {
         // One refused password is one failure, however many reads of the request it stopped.
         if (this.gavePassword && !this.wrongCounted) {
           this.wrongCounted = true;
-          this.onWrongPassword();
+          await this.onWrongPassword();
         }
-        throw new KindError('PasswordRequired', MSG_FOLDER_PASSWORD, 403);
+        throw new KindError('PasswordRequired', MSG_FOLDER_PASSWORD);
       }
       if (isKind(err, 'NotFound', 'Hidden', 'Forbidden')) throw new Missing();
       if (err instanceof AppError && (err.kind === 'BadRequest' || err.kind === 'PathTooLong' || err.kind === 'TooLarge')) throw err;
       this.core.log.warn({ err, share: this.share.id }, 'reading a shared object failed');
-      throw new KindError(err instanceof AppError ? err.kind : 'Internal', MSG_READ_FAILED, 500);
+      throw new ShareReadFailed(err instanceof AppError ? err.kind : 'Upstream');
     }
   }
 
@@ -173,11 +199,44 @@ export class ShareView {
   /** A file's link and its storage, for `/sd`; a folder or the share's root is refused. */
   async link(rel: string, args: LinkArgs): Promise<{ link: Link; obj: Obj; storage: Mounted; virtualPath: string }> {
     const r = await this.locate(rel);
-    if (r === undefined) throw new KindError('BadRequest', 'cannot get sharing root link', 400);
+    if (r === undefined) throw new BadRequest('cannot get sharing root link');
     const { target } = r;
     const obj = await this.guard(() => this.view.stat(target));
-    if (obj.isDir) throw new KindError('BadRequest', 'cannot download a folder', 400);
+    if (obj.isDir) throw new BadRequest('cannot download a folder');
     const got = await this.guard(() => this.view.link(target, args));
+    return { ...got, virtualPath: target };
+  }
+
+  /** As `link`, for a transfer (`/sd`): `sent` is the view's transfer-done (one `download` event, front `share`). */
+  async download(rel: string, args: LinkArgs): Promise<{ link: Link; obj: Obj; storage: Mounted; virtualPath: string; sent: TransferDone }> {
+    const r = await this.locate(rel);
+    if (r === undefined) throw new BadRequest('cannot get sharing root link');
+    const { target } = r;
+    const obj = await this.guard(() => this.view.stat(target));
+    if (obj.isDir) throw new BadRequest('cannot download a folder');
+    const got = await this.guard(() => this.view.download(target, args));
+    return { ...got, virtualPath: target };
+  }
+
+  /** Where the entries of the visitor's folder `rel` are in the creator's tree, by name (for the thumbnail service's keys). */
+  async placesIn(rel: string): Promise<(name: string) => string | undefined> {
+    const r = await this.resolve(rel);
+    if (r === undefined) return (name) => this.roots.get(name);
+    return (name) => (r.target === '/' ? `/${name}` : `${r.target}/${name}`);
+  }
+
+  /**
+   * The thumbnail of a shared file (`/sd?type=thumb`): decided by the creator's view like any read
+   * (a hidden file, or one in a protected folder without its password, is refused), then made or
+   * taken from the cache by the thumbnail service.
+   */
+  async thumb(rel: string, size?: string): Promise<{ link: Link; obj: Obj; storage: Mounted; virtualPath: string }> {
+    const r = await this.locate(rel);
+    if (r === undefined) throw new BadRequest('cannot get sharing root link');
+    const { target } = r;
+    const obj = await this.guard(() => this.view.stat(target));
+    if (obj.isDir) throw new BadRequest('cannot download a folder');
+    const got = await this.guard(() => this.core.thumbs.get(target, size));
     return { ...got, virtualPath: target };
   }
 

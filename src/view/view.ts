@@ -1,21 +1,38 @@
 import path from 'node:path';
 import { Readable } from 'node:stream';
 import { can, isAdmin, PERM } from '../auth/permissions.js';
-import type { Core } from '../core.js';
+import type { ViewDeps } from './deps.js';
 import type { User } from '../db/users.js';
-import type { Link, LinkArgs, MultipartTarget, Obj, UploadStream } from '../drivers/types.js';
-import { BadRequest, Exists, Forbidden, isKind, KindError, NotEmpty, ServerError, Upstream } from '../errors.js';
+import type { HttpDirectUpload, Link, LinkArgs, MultipartTarget, Obj, UploadStream } from '../drivers/types.js';
+import { BadRequest, Exists, Forbidden, isKind, KindError, NotEmpty, NotFound, Unsupported, Upstream } from '../errors.js';
 import type { Mounted } from '../fs/storages.js';
 import { checkName, type FsWriter, type SpooledUpload } from '../fs/write.js';
 import type { Task } from '../tasks/manager.js';
+import type { TaskCreator } from '../tasks/creator.js';
 import type { ArchiveMeta, InnerFolder } from '../archive/service.js';
 import { replaceAll } from '../util/bounded-regex.js';
-import { type PathStyle, underRoot, cleanPath } from './paths.js';
+import { type PathStyle, underRoot } from './paths.js';
+import { Tree } from './tree.js';
+import type { QuotaOwner } from './quota.js';
 import { Rules, signRule } from './rules.js';
+import { LiveView } from './live.js';
+import { absentAt, type BatchConflict, type ConflictPolicy, mergeCopy } from './conflicts.js';
+import { MSG_LOCKED } from '../fs/locks.js';
+import type { EventFront, EventOrigin } from '../audit/events.js';
+import { countBytes, Recorder, type TransferDone } from '../audit/record.js';
+import type { Deleter, RestorePolicy } from '../fs/trash.js';
+import type { TrashEntry } from '../db/trash.js';
 
 export const MSG_NO_ACCESS = 'password is incorrect or you have no permission';
 export const MSG_DENIED = 'permission denied';
 export const MSG_SYSTEM_FILE = 'system file upload ignored';
+
+/** A system file (.DS_Store, Thumbs.db…) refused by ignore_system_files (kind Forbidden; OpenList answers it 500: server/api-codes.ts). */
+export class SystemFile extends KindError {
+  constructor() {
+    super('Forbidden', MSG_SYSTEM_FILE);
+  }
+}
 
 /** Names `ignore_system_files` refuses on every front (OpenList's IsSystemFile). */
 export const SYSTEM_FILES = new Set(['.DS_Store', 'desktop.ini', 'Thumbs.db', '@eaDir']);
@@ -32,11 +49,13 @@ const HIDE_WALK_LIMIT = 10_000;
 export interface FrontPolicy {
   changeBit: number;
   paths: PathStyle;
+  /** The front decides WebDAV locks itself, with the tokens its requests submit (WebDAV); others are refused a locked path. */
+  checksLocks?: boolean;
 }
 
 export const FRONTS = {
   api: { changeBit: 0, paths: 'strict' },
-  webdav: { changeBit: PERM.WEBDAV_MANAGE, paths: 'navigate' },
+  webdav: { changeBit: PERM.WEBDAV_MANAGE, paths: 'navigate', checksLocks: true },
   ftp: { changeBit: PERM.FTP_WRITE, paths: 'navigate' },
   // S3 keys are names, not navigation: a `..` segment is refused rather than resolved.
   s3: { changeBit: 0, paths: 'strict' },
@@ -50,7 +69,16 @@ export interface ViewOptions {
    * `dst_password`; the WebDAV/FTP guest's password); a rule accepts any of them.
    */
   password?: string | string[];
+  /**
+   * Who asks and from where, for the operation events the view emits (audit/events.ts): the
+   * front's name, the client's address and the request's (or `task:<id>`) id. Without it the
+   * events name the front of `front` (`api` for a policy of its own).
+   */
+  origin?: EventOrigin;
 }
+
+/** The setting that adds listings to the operation events (off: listings are not recorded). */
+export const AUDIT_LISTINGS_SETTING = 'audit_log_listings';
 
 
 const join = (dir: string, name: string) => (dir === '/' ? `/${name}` : `${dir}/${name}`);
@@ -74,30 +102,48 @@ export interface Listing {
  * user, or the synthetic one a share link or an S3 key stands for (its base path and bits).
  */
 export class View {
+  /** The principal's own root (base path): the client's `/`. */
   readonly root: string;
+  /** The base path and the named roots the client sees at `/<name>` (several roots per user). */
+  readonly tree: Tree;
   readonly rules: Rules;
   private readonly passwords: string[];
   private readonly changeBit: number;
   private readonly style: PathStyle;
+  private readonly checksLocks: boolean;
+  /** Emits this principal's operation events (one per operation, see record.ts). */
+  private readonly rec: Recorder;
+  /** The front this principal acts through (the trash records it). */
+  private readonly front: EventFront;
 
   constructor(
-    private readonly core: Core,
+    private readonly core: ViewDeps,
     readonly user: User,
     opts: ViewOptions,
   ) {
-    this.root = cleanPath(user.basePath);
+    this.tree = new Tree(user);
+    this.root = this.tree.base;
     this.rules = new Rules(core.metas, user);
     this.passwords = [opts.password ?? ''].flat().filter((p, i) => i === 0 || p !== '');
-    const front = typeof opts.front === 'string' ? FRONTS[opts.front] : opts.front;
+    const front: FrontPolicy = typeof opts.front === 'string' ? FRONTS[opts.front] : opts.front;
     this.changeBit = front.changeBit;
     this.style = front.paths;
+    this.checksLocks = front.checksLocks === true;
+    const defaultFront: EventFront = typeof opts.front === 'string' ? opts.front : 'api';
+    this.rec = new Recorder(core.events, user.username, opts.origin ?? { front: defaultFront });
+    this.front = opts.origin?.front ?? defaultFront;
+  }
+
+  /** Who a task started here runs as: this principal and the folder passwords it presented (each name is decided again on its live view). */
+  private get taskCreator(): TaskCreator {
+    return { id: this.user.id, username: this.user.username, role: this.user.role, passwords: this.passwords };
   }
 
   // ---- paths ----
 
-  /** A client path (below the principal's root) as a virtual path; refuses what is over the limits. */
+  /** A client path (below the principal's root, or a named root at `/<name>`) as a virtual path; refuses what is over the limits. */
   virtual(clientPath: string): string {
-    return underRoot(this.root, clientPath, this.style);
+    return this.tree.virtual(clientPath, this.style);
   }
 
   /** A client path from the root of the whole tree (admins only, `/api/fs/dirs` force_root). */
@@ -108,8 +154,17 @@ export class View {
 
   /** A virtual path as the client sees it. */
   client(virtualPath: string): string {
-    if (this.root === '/') return virtualPath;
-    return virtualPath.slice(this.root.length) || '/';
+    return this.tree.client(virtualPath);
+  }
+
+  /** True when a virtual path is in the principal's tree (its base path or a named root). */
+  contains(virtualPath: string): boolean {
+    return this.tree.contains(virtualPath);
+  }
+
+  /** True when a virtual path is the top of the principal's tree or of one of its roots (never renamed or removed). */
+  isTop(virtualPath: string): boolean {
+    return this.tree.isTop(virtualPath);
   }
 
   // ---- rules ----
@@ -134,7 +189,7 @@ export class View {
    */
   private requireChange(bit: number, ...targets: string[]): void {
     if ((this.changeBit && !can(this.user, this.changeBit)) || (bit && !can(this.user, bit))) throw new Forbidden(MSG_DENIED);
-    for (const t of targets) if (this.rules.isHidden(t)) throw new Forbidden(MSG_DENIED);
+    for (const t of targets) if (this.rules.isHidden(t) || this.shadowed(t)) throw new Forbidden(MSG_DENIED);
     for (const t of targets) {
       if (!this.rules.passwordOk(t, this.passwords) || !this.rules.passwordOk(parentOf(t), this.passwords)) {
         throw new KindError('PasswordRequired', MSG_NO_ACCESS);
@@ -144,7 +199,17 @@ export class View {
 
   /** Changing a hidden entry is refused whether it exists or not (WebDAV checks it before any method's own work). */
   requireChangeable(p: string): void {
-    if (this.rules.isHidden(p)) throw new Forbidden(MSG_DENIED);
+    if (this.rules.isHidden(p) || this.shadowed(p)) throw new Forbidden(MSG_DENIED);
+  }
+
+  /**
+   * An entry of the base path that a named root stands in for (a batch operation naming a root
+   * by folder and name would otherwise reach the entry the client does not see).
+   */
+  private shadowed(p: string): boolean {
+    if (this.tree.named.length === 0 || parentOf(p) !== this.root) return false;
+    const name = path.posix.basename(p);
+    return this.tree.named.some((r) => r.name === name);
   }
 
   /** Creating at `p` (mkdir, upload, set time or properties): the write bit or a write rule on its folder, then as any change. */
@@ -184,7 +249,9 @@ export class View {
 
   async get(p: string): Promise<{ obj: Obj; storage?: Mounted }> {
     this.requireRead(p);
-    return this.core.fs.get(p);
+    const got = await this.core.fs.get(p);
+    const name = this.tree.nameOf(p);
+    return name === undefined ? got : { ...got, obj: { ...got.obj, name } };
   }
 
   async stat(p: string): Promise<Obj> {
@@ -209,17 +276,42 @@ export class View {
 
   /** A folder's entries the principal may see, with the folder's readme, header and write flag. */
   async list(p: string, opts: { refresh?: boolean } = {}): Promise<Listing> {
+    if (!this.core.settings.getBool(AUDIT_LISTINGS_SETTING)) return this.listNow(p, opts);
+    return this.rec.run('list', p, () => this.listNow(p, opts));
+  }
+
+  private async listNow(p: string, opts: { refresh?: boolean }): Promise<Listing> {
     this.requireRead(p);
     const write = this.rules.canWrite(p);
     if (opts.refresh && !write) throw new Forbidden('Refresh without permission');
     const listed = await this.core.fs.list(p, { refresh: opts.refresh ?? false });
-    return { objs: this.rules.visible(p, listed.objs), storage: listed.storage, write, readme: this.rules.readme(p), header: this.rules.header(p) };
+    const objs = this.rules.visible(p, listed.objs);
+    return { objs: p === this.root ? await this.withRoots(objs) : objs, storage: listed.storage, write, readme: this.rules.readme(p), header: this.rules.header(p) };
+  }
+
+  /**
+   * The top folder's entries with each named root as a folder of its name (standing in for an
+   * entry of that name in the base path); a root whose folder is missing, or hidden from the
+   * principal, is left out.
+   */
+  private async withRoots(objs: Obj[]): Promise<Obj[]> {
+    if (this.tree.named.length === 0) return objs;
+    const roots = await Promise.all(this.tree.named.map(async (r) => {
+      if (this.rules.isHidden(r.path)) return undefined;
+      const obj = await this.core.fs.get(r.path).then((g) => g.obj, () => undefined);
+      return obj?.isDir ? { ...obj, name: r.name } : undefined;
+    }));
+    const names = new Set(this.tree.named.map((r) => r.name));
+    return [...objs.filter((o) => !names.has(o.name)), ...roots.filter((o): o is Obj => o !== undefined)];
   }
 
   /** Entries of a folder that must exist as a folder (SFTP/FTP listings). */
   async entries(p: string): Promise<Obj[]> {
-    await this.folder(p);
-    return (await this.list(p)).objs;
+    const read = async () => {
+      await this.folder(p);
+      return (await this.listNow(p, {})).objs;
+    };
+    return this.core.settings.getBool(AUDIT_LISTINGS_SETTING) ? this.rec.run('list', p, read) : read();
   }
 
   readme(p: string): string {
@@ -239,6 +331,21 @@ export class View {
   async link(p: string, args: LinkArgs): Promise<{ link: Link; obj: Obj; storage: Mounted }> {
     this.requireRead(p);
     return this.core.fs.link(p, args);
+  }
+
+  /**
+   * A file's link to be sent to the client (`/sd`, WebDAV GET, S3 GetObject): as `link`, with
+   * `sent`, which the front calls once when its transfer ends with the bytes it sent (one
+   * `download` event per transfer). A refused or failed lookup is recorded at once.
+   */
+  async download(p: string, args: LinkArgs): Promise<{ link: Link; obj: Obj; storage: Mounted; sent: TransferDone }> {
+    const sent = this.rec.transfer(p);
+    try {
+      return { ...(await this.link(p, args)), sent };
+    } catch (err) {
+      sent(0, err);
+      throw err;
+    }
   }
 
   /** Where a readable path really is once its storage followed every symlink (share links). */
@@ -263,15 +370,37 @@ export class View {
    * the local file holding its bytes when the storage serves it from one (Local), for positional
    * reads of one open file.
    */
-  async readable(p: string): Promise<{ obj: Obj; localPath?: string }> {
-    const obj = await this.stat(p);
-    if (obj.isDir) throw new BadRequest('is a folder');
-    const { link } = await this.core.fs.link(p, {});
-    return { obj, localPath: link.file?.path };
+  async readable(p: string): Promise<{ obj: Obj; localPath?: string; sent: TransferDone }> {
+    const sent = this.rec.transfer(p);
+    try {
+      const obj = await this.stat(p);
+      if (obj.isDir) throw new BadRequest('is a folder');
+      const { link } = await this.core.fs.link(p, {});
+      return { obj, localPath: link.file?.path, sent };
+    } catch (err) {
+      sent(0, err);
+      throw err;
+    }
   }
 
-  /** A file's bytes from `start` to the end (SFTP and FTP downloads). */
-  async openRead(p: string, start = 0): Promise<{ stream: Readable; size: number; obj: Obj }> {
+  /**
+   * A file's bytes from `start` to the end (FTP downloads, files of a zip download): one
+   * `download` event when the stream ends or is closed, with the bytes read. `recorded: false`
+   * for the reads of a transfer recorded as a whole (an SFTP handle, see `readable`).
+   */
+  async openRead(p: string, start = 0, opts: { recorded?: boolean } = {}): Promise<{ stream: Readable; size: number; obj: Obj }> {
+    if (opts.recorded === false) return this.openReadNow(p, start);
+    const sent = this.rec.transfer(p);
+    try {
+      const r = await this.openReadNow(p, start);
+      return { ...r, stream: countBytes(r.stream, sent) };
+    } catch (err) {
+      sent(0, err);
+      throw err;
+    }
+  }
+
+  private async openReadNow(p: string, start: number): Promise<{ stream: Readable; size: number; obj: Obj }> {
     const obj = await this.stat(p);
     if (obj.isDir) throw new BadRequest('is a folder');
     const { link } = await this.core.fs.link(p, {});
@@ -280,7 +409,7 @@ export class View {
       const stream = start >= size ? Readable.from([]) : await link.file.open(start, size - 1);
       return { stream, size, obj };
     }
-    if (!link.url) throw new ServerError('this file can not be read');
+    if (!link.url) throw new Unsupported('this file can not be read');
     const res = await this.core.links.open(link, { headers: start > 0 ? { range: `bytes=${start}-` } : {} });
     const status = res.statusCode ?? 0;
     if (status < 200 || status >= 300 || (start > 0 && status !== 206)) {
@@ -310,8 +439,15 @@ export class View {
 
   /** One file entry's bytes (share links' `/sad`). */
   async archiveEntry(p: string, inner: string, password: string, signal?: AbortSignal) {
-    this.requireArchiveRead(p);
-    return this.core.archives.entry(p, inner, password, signal);
+    const sent = this.rec.transfer(p, inner);
+    try {
+      this.requireArchiveRead(p);
+      const found = await this.core.archives.entry(p, inner, password, signal);
+      return { ...found, stream: countBytes(found.stream, sent) };
+    } catch (err) {
+      sent(0, err);
+      throw err;
+    }
   }
 
   /**
@@ -319,50 +455,169 @@ export class View {
    * readable, and the target folder creatable as for any upload.
    */
   async decompress(srcDir: string, names: string[], dstDir: string, opts: { password: string; inner: string; putIntoNewDir: boolean; overwrite: boolean }): Promise<Task[]> {
-    if (!can(this.user, PERM.DECOMPRESS)) throw new Forbidden(MSG_DENIED);
-    for (const n of names) checkName(n);
-    for (const n of names) this.requireRead(join(srcDir, n));
-    if (!this.rules.canWrite(dstDir)) throw new Forbidden(MSG_DENIED);
-    this.requireChange(0, dstDir);
-    const tasks: Task[] = [];
-    for (const n of names) {
-      // A storage that extracts on its side (an OpenList peer) leaves no task here.
-      const task = await this.core.archives.decompress(join(srcDir, n), dstDir, opts, this.user);
-      if (task) tasks.push(task);
-    }
-    return tasks;
+    return this.rec.runEach('extract', names.map((n) => [join(srcDir, n), dstDir]), async () => {
+      if (!can(this.user, PERM.DECOMPRESS)) throw new Forbidden(MSG_DENIED);
+      for (const n of names) checkName(n);
+      for (const n of names) this.requireRead(join(srcDir, n));
+      if (!this.rules.canWrite(dstDir)) throw new Forbidden(MSG_DENIED);
+      this.requireChange(0, dstDir);
+      this.recountLater(dstDir);
+      const tasks: Task[] = [];
+      for (const n of names) {
+        // A storage that extracts on its side (an OpenList peer) leaves no task here.
+        const task = await this.core.archives.decompress(join(srcDir, n), dstDir, opts, this.taskCreator);
+        if (task) tasks.push(task);
+      }
+      return tasks;
+    });
   }
 
   // ---- changes ----
 
+  /**
+   * Refuses a change to a path a WebDAV lock covers (or, `deep`, a lock below it), on every front
+   * but WebDAV, which submits the lock's token itself: `file is locked` until the lock expires or
+   * is released (fs/locks.ts; no query on one process, one in cluster mode).
+   */
+  private async requireUnlocked(...targets: Array<[string, boolean]>): Promise<void> {
+    if (this.checksLocks) return;
+    const locks = await this.core.locks.current();
+    if (locks.isEmpty()) return;
+    for (const [p, deep] of targets) {
+      if (locks.blocking(p, new Set(), deep).length > 0) throw new Forbidden(MSG_LOCKED);
+    }
+  }
+
   async mkdir(p: string): Promise<void> {
-    this.requireCreate(p);
-    await this.core.writer.mkdir(p);
+    await this.rec.run('mkdir', p, async () => {
+      this.requireCreate(p);
+      await this.requireUnlocked([p, false]);
+      await this.core.writer.mkdir(p);
+    });
   }
 
   /** Checks an upload to `p` before its body is read; returns the file's name. */
   checkPut(p: string): string {
     this.requireCreate(p);
     const name = path.posix.basename(p);
-    if (this.core.settings.getBool('ignore_system_files') && isSystemFile(name)) throw new Forbidden(MSG_SYSTEM_FILE, 500);
+    if (this.core.settings.getBool('ignore_system_files') && isSystemFile(name)) throw new SystemFile();
     return name;
   }
 
-  async put(p: string, up: UploadStream, overwrite: boolean): Promise<void> {
-    this.checkPut(p);
-    await this.core.writer.put(p, up, { overwrite, creator: this.user });
+  /** Would a put at `p` be allowed now (WOPI's UserCanWrite): as `checkPut`, without throwing. */
+  mayPut(p: string): boolean {
+    try {
+      this.checkPut(p);
+      return true;
+    } catch {
+      return false;
+    }
+  }
+
+  /** Would renaming `p` be allowed now (WOPI's UserCanRename): the rename bit, and `p` changeable. */
+  mayRename(p: string): boolean {
+    if (this.isTop(p)) return false;
+    try {
+      this.requireChange(PERM.RENAME, p);
+      return true;
+    } catch {
+      return false;
+    }
+  }
+
+  /** Stores a stream at `p`; its `upload` event carries the declared size, or the bytes counted when none was declared. */
+  /** `known`: what the caller's listing found at `p` (FsWriter's PutOptions.known: a sync run). */
+  async put(p: string, up: UploadStream, overwrite: boolean, known?: 'file' | 'none'): Promise<void> {
+    let counted = 0;
+    const body = up.size >= 0 ? up : { ...up, stream: countBytes(up.stream, (n) => (counted = n)) };
+    await this.rec.run('upload', p, async () => {
+      this.checkPut(p);
+      await this.requireUnlocked([p, false]);
+      const owner = this.quotaOwner(p);
+      if (!owner) return this.core.writer.put(p, body, { overwrite, creator: this.user, known });
+      const existing = await this.core.fs.get(p).then((g) => g.obj, () => undefined);
+      await this.core.quotas.write(owner, up.size, existing, (limit) =>
+        this.core.writer.put(p, { ...body, stream: limit(body.stream) as unknown as Readable }, { overwrite, creator: this.user, known }));
+    }, () => ({ bytes: up.size >= 0 ? up.size : counted }));
+  }
+
+  // ---- quotas (view/quota.ts) ----
+
+  /** The quota a write at `p` falls under for this principal, when there is one. */
+  quotaOwner(p: string): QuotaOwner | undefined {
+    return this.core.quotas.ownerAt(this.user, this.tree, p);
+  }
+
+  /** Refuses at once a file of `size` bytes at `p` that its quota has no room for (tus and multipart at init). */
+  async requireRoom(p: string, size: number): Promise<void> {
+    const owner = this.quotaOwner(p);
+    if (!owner) return;
+    const existing = await this.core.fs.get(p).then((g) => g.obj, () => undefined);
+    await this.core.quotas.require(owner, Math.max(0, size), existing ? 0 : 1, existing && !existing.isDir ? existing.size : 0);
+  }
+
+  /** The quota and usage of the owner holding `p` (WebDAV's RFC 4331 properties), when it has a byte quota. */
+  async quotaAt(p: string): Promise<{ quota: number; used: number } | undefined> {
+    const owner = this.quotaOwner(p);
+    if (!owner || owner.quotaBytes === 0) return undefined;
+    return { quota: owner.quotaBytes, used: (await this.core.quotas.usage(owner)).bytes };
+  }
+
+  /** Runs a change that takes `src` out of its owner's area and (with `dst`) into another's, counting both. */
+  private async carried<T>(src: string, dst: string | undefined, copy: boolean, run: () => Promise<T>): Promise<T> {
+    const from = copy ? undefined : this.quotaOwner(src);
+    const to = dst === undefined ? undefined : this.quotaOwner(dst);
+    const same = from && to && from.kind === to.kind && from.id === to.id;
+    if (same || (!from && !to)) return run();
+    const obj = await this.core.fs.get(src).then((g) => g.obj, () => undefined);
+    if (to && obj && !obj.isDir) await this.core.quotas.require(to, obj.size, 1);
+    const value = await run();
+    if (obj && from) await this.core.quotas.removed(from, obj);
+    if (obj && to) await this.core.quotas.added(to, obj);
+    return value;
   }
 
   /** Stores a finished local file at `p` (a resumable upload), taken over where the storage can. */
   async putFile(p: string, file: Parameters<FsWriter['putFile']>[1], overwrite: boolean): Promise<void> {
-    this.checkPut(p);
-    await this.core.writer.putFile(p, file, { overwrite, creator: this.user });
+    await this.rec.run('upload', p, async () => {
+      this.checkPut(p);
+      await this.requireUnlocked([p, false]);
+      const owner = this.quotaOwner(p);
+      if (!owner) return this.core.writer.putFile(p, file, { overwrite, creator: this.user });
+      const existing = await this.core.fs.get(p).then((g) => g.obj, () => undefined);
+      await this.core.quotas.write(owner, file.size, existing, () => this.core.writer.putFile(p, file, { overwrite, creator: this.user }));
+    }, { bytes: file.size });
   }
 
   /** The storage's multipart upload for a file at `p` (S3), when it has one. */
   multipartTarget(p: string): MultipartTarget | undefined {
     this.checkPut(p);
     return this.core.writer.multipartTarget(p);
+  }
+
+  /**
+   * The direct upload tools offered in folder `p` (fs/list's direct_upload_tools): the storage's,
+   * to a principal who may create files there; none otherwise.
+   */
+  directUploadTools(p: string): string[] {
+    if (!this.rules.canWrite(p) || (this.changeBit && !can(this.user, this.changeBit))) return [];
+    return this.core.writer.directUploadTools(p);
+  }
+
+  /**
+   * Where the principal's client sends the file `p` straight to the storage with `tool`
+   * (OpenList's get_direct_upload_info), decided as a put; undefined when the storage offers no
+   * such upload. The answer is a capability valid until it expires, so it is recorded when issued
+   * (`direct_upload`, the declared size): the bytes never pass through this server.
+   */
+  async directUpload(p: string, args: { tool: string; size: number; overwrite: boolean }): Promise<HttpDirectUpload | undefined> {
+    this.requireCreate(p);
+    if (!this.directUploadTools(parentOf(p)).includes(args.tool)) return undefined;
+    return this.rec.run('direct_upload', p, async () => {
+      this.checkPut(p);
+      await this.requireUnlocked([p, false]);
+      return this.core.writer.directUploadInfo(p, args);
+    }, { bytes: Math.max(0, args.size) });
   }
 
   async beginMultipart(p: string, mimetype?: string): Promise<string> {
@@ -372,18 +627,29 @@ export class View {
 
   /** Makes the file of a multipart upload appear at `p`, decided as a put. */
   async finishMultipart(p: string, uploadId: string, parts: Array<{ n: number; etag: string }>, overwrite: boolean): Promise<void> {
-    this.checkPut(p);
-    await this.core.writer.finishMultipart(p, uploadId, parts, { overwrite, creator: this.user });
+    await this.rec.run('upload', p, async () => {
+      this.checkPut(p);
+      await this.requireUnlocked([p, false]);
+      const owner = this.quotaOwner(p);
+      const before = owner && (await this.core.fs.get(p).then((g) => g.obj, () => undefined));
+      await this.core.writer.finishMultipart(p, uploadId, parts, { overwrite, creator: this.user });
+      // The storage assembled the parts (its own multipart upload, begun after the size was checked at init): counted now.
+      if (owner) await this.core.quotas.stored(owner, await this.core.fs.get(p).then((g) => g.obj, () => undefined), before);
+    });
   }
 
   async putAsTask(p: string, spooled: Omit<SpooledUpload, 'target' | 'overwrite'>, overwrite: boolean): Promise<Task> {
-    this.checkPut(p);
-    return this.core.writer.putAsTask(p, spooled, { overwrite, creator: this.user });
+    return this.rec.run('upload', p, async () => {
+      this.checkPut(p);
+      await this.requireUnlocked([p, false]);
+      return this.core.writer.putAsTask(p, spooled, { overwrite, creator: this.taskCreator });
+    });
   }
 
   /** May the principal store a file at `p` (SFTP/FTP open for writing): returns what is there. */
   async checkUpload(p: string, overwrite: boolean): Promise<Obj | undefined> {
     this.checkPut(p);
+    await this.requireUnlocked([p, false]);
     await this.folder(parentOf(p));
     const existing = await this.find(p);
     if (existing?.isDir) throw new BadRequest('is a folder');
@@ -398,10 +664,13 @@ export class View {
 
   /** Creates one folder in an existing folder; a name already there is refused (SFTP, FTP). */
   async makeFolder(p: string): Promise<void> {
-    this.requireCreate(p);
-    await this.folder(parentOf(p));
-    if (await this.find(p)) throw new Exists('file exists');
-    await this.core.writer.mkdir(p);
+    await this.rec.run('mkdir', p, async () => {
+      this.requireCreate(p);
+      await this.folder(parentOf(p));
+      if (await this.find(p)) throw new Exists('file exists');
+      await this.requireUnlocked([p, false]);
+      await this.core.writer.mkdir(p);
+    });
   }
 
   /**
@@ -409,25 +678,31 @@ export class View {
    * exist, and an existing file there is replaced only with `overwrite` (a folder never).
    */
   async renamePath(from: string, to: string, overwrite: boolean): Promise<void> {
-    await this.folder(parentOf(to));
-    const existing = await this.find(to);
-    if (existing && (!overwrite || existing.isDir)) throw new Exists('file exists');
-    await this.moveTo(from, to, overwrite);
+    await this.rec.run(moveOp(from, to), from, async () => {
+      await this.folder(parentOf(to));
+      const existing = await this.find(to);
+      if (existing && (!overwrite || existing.isDir)) throw new Exists('file exists');
+      await this.moveToNow(from, to, overwrite);
+    }, { dst: to });
   }
 
   async setModified(p: string, modified: Date): Promise<void> {
     this.requireCreate(p);
     await this.stat(p);
+    await this.requireUnlocked([p, false]);
     await this.core.writer.setModified(p, modified);
   }
 
   async rename(p: string, name: string, overwrite = false): Promise<void> {
-    checkName(name);
-    if (p === this.root) throw new Forbidden('the root folder can not be renamed');
-    this.requireChange(PERM.RENAME, p, join(parentOf(p), name));
-    const obj = await this.core.fs.get(p).then((r) => r.obj, () => undefined);
-    if (obj) await this.requireCarryable(p, obj);
-    await this.core.writer.rename(p, name, overwrite);
+    await this.rec.run('rename', p, async () => {
+      checkName(name);
+      if (this.isTop(p)) throw new Forbidden('the root folder can not be renamed');
+      this.requireChange(PERM.RENAME, p, join(parentOf(p), name));
+      const obj = await this.core.fs.get(p).then((r) => r.obj, () => undefined);
+      if (obj) await this.requireCarryable(p, obj);
+      await this.requireUnlocked([p, true], [join(parentOf(p), name), true]);
+      await this.core.writer.rename(p, name, overwrite);
+    }, { dst: join(parentOf(p), name) });
   }
 
   async batchRename(dir: string, pairs: Array<{ src_name: string; new_name: string }>): Promise<void> {
@@ -470,44 +745,140 @@ export class View {
     }
   }
 
-  async move(srcDir: string, dstDir: string, names: string[], overwrite = false): Promise<Task[]> {
-    await this.checkBatch(PERM.MOVE, srcDir, dstDir, names);
-    return this.core.writer.move(srcDir, dstDir, names, { overwrite, creator: this.user });
+  /** `conflict`: `overwrite` as a boolean, or OpenList's dialog choices (skip existing names). */
+  async move(srcDir: string, dstDir: string, allNames: string[], conflict: boolean | BatchConflict = false): Promise<Task[]> {
+    const { overwrite = false, skipExisting = false } = typeof conflict === 'boolean' ? { overwrite: conflict } : conflict;
+    const names = skipExisting && !overwrite ? await absentAt(this, dstDir, allNames) : allNames;
+    if (names.length === 0 && allNames.length > 0) return []; // every name was skipped
+    return this.rec.runEach('move', pairsOf(srcDir, dstDir, names), async () => {
+      await this.checkBatch(PERM.MOVE, srcDir, dstDir, names);
+      await this.requireUnlocked(...names.flatMap((n): Array<[string, boolean]> => [[join(srcDir, n), true], [join(dstDir, n), true]]));
+      this.recountLater(srcDir, dstDir);
+      return this.core.writer.move(srcDir, dstDir, names, { overwrite, creator: this.taskCreator });
+    });
   }
 
-  async copy(srcDir: string, dstDir: string, names: string[], overwrite = false): Promise<Task[]> {
-    await this.checkBatch(PERM.COPY, srcDir, dstDir, names);
-    return this.core.writer.copy(srcDir, dstDir, names, { overwrite, creator: this.user });
+  /** `conflict`: `overwrite` as a boolean, or OpenList's dialog choices (skip existing names, merge folders). */
+  async copy(srcDir: string, dstDir: string, allNames: string[], conflict: boolean | BatchConflict = false): Promise<Task[]> {
+    const { overwrite = false, skipExisting = false, merge = false } = typeof conflict === 'boolean' ? { overwrite: conflict } : conflict;
+    if (merge && !overwrite && allNames.length > 0) return mergeCopy(this, srcDir, dstDir, allNames);
+    const names = skipExisting && !overwrite ? await absentAt(this, dstDir, allNames) : allNames;
+    if (names.length === 0 && allNames.length > 0) return []; // every name was skipped
+    return this.rec.runEach('copy', pairsOf(srcDir, dstDir, names), async () => {
+      await this.checkBatch(PERM.COPY, srcDir, dstDir, names);
+      await this.requireUnlocked(...names.map((n): [string, boolean] => [join(dstDir, n), true]));
+      this.recountLater(dstDir);
+      return this.core.writer.copy(srcDir, dstDir, names, { overwrite, creator: this.taskCreator });
+    });
+  }
+
+  /**
+   * Folders moved or copied, archives extracted (tasks, folder by folder): their quota owners are
+   * counted again shortly and by the background scans, not file by file.
+   */
+  private recountLater(...dirs: string[]): void {
+    for (const d of dirs) {
+      const o = this.quotaOwner(d);
+      if (o) this.core.quotas.rescanSoon(o);
+    }
   }
 
   /** Moves every file below `srcDir` into `dstDir` (folders are not kept). */
-  async recursiveMove(srcDir: string, dstDir: string): Promise<{ moved: number; tasks: Task[] }> {
-    this.requireChange(PERM.MOVE, srcDir, dstDir);
-    await this.requireCarryable(srcDir, { name: '', size: 0, isDir: true, modified: new Date(0) });
-    return this.core.writer.recursiveMove(srcDir, dstDir, this.user);
+  async recursiveMove(srcDir: string, dstDir: string, policy: ConflictPolicy = 'cancel'): Promise<{ moved: number; tasks: Task[] }> {
+    return this.rec.run('move', srcDir, async () => {
+      this.requireChange(PERM.MOVE, srcDir, dstDir);
+      await this.requireCarryable(srcDir, { name: '', size: 0, isDir: true, modified: new Date(0) });
+      this.recountLater(srcDir, dstDir);
+      return this.core.writer.recursiveMove(srcDir, dstDir, this.taskCreator, policy);
+    }, { dst: dstDir });
   }
 
-  async remove(dir: string, names: string[]): Promise<void> {
-    for (const n of names) checkName(n);
-    this.requireChange(PERM.REMOVE, dir, ...names.map((n) => join(dir, n)));
-    await this.core.writer.remove(dir, names);
+  async remove(dir: string, names: string[], opts: { permanent?: boolean } = {}): Promise<void> {
+    await this.rec.runEach('remove', names.map((n) => [join(dir, n), undefined]), async () => {
+      for (const n of names) checkName(n);
+      this.requireChange(PERM.REMOVE, dir, ...names.map((n) => join(dir, n)));
+      // Past the trash: an admin's choice only.
+      if (opts.permanent && !isAdmin(this.user)) throw new Forbidden('only an admin may delete past the trash');
+      await this.requireUnlocked(...names.map((n): [string, boolean] => [join(dir, n), true]));
+      if (!this.quotaOwner(dir)) return this.core.writer.remove(dir, names, { permanent: opts.permanent, by: this.deleter });
+      for (const n of names) await this.carried(join(dir, n), undefined, false, () => this.core.writer.remove(dir, [n], { permanent: opts.permanent, by: this.deleter }));
+    });
+  }
+
+  /** Who the trash records as having deleted what this principal deletes. */
+  private get deleter(): Deleter {
+    return { userId: this.user.id, username: this.user.username, front: this.front };
+  }
+
+  // ---- the trash (fs/trash.ts): a user sees, restores and purges what they deleted; an admin everything ----
+
+  /** The trash of the storage holding `p`: its entries this principal may see, newest first. */
+  async trashList(p: string, page: number, perPage: number): Promise<{ entries: TrashEntry[]; total: number }> {
+    this.requireRead(p);
+    await this.core.fs.storages.ready();
+    const storage = this.core.fs.resolveStorage(p).storage;
+    return this.core.trash.list(storage, isAdmin(this.user) ? undefined : this.user.id, page, perPage);
+  }
+
+  /** Entries by id that this principal may act on (their own; an admin's any); others answer as missing. */
+  private async ownEntries(ids: string[]): Promise<TrashEntry[]> {
+    const found = await this.core.trash.entries(ids);
+    const mine = found.filter((e) => isAdmin(this.user) || e.userId === this.user.id);
+    if (mine.length !== new Set(ids).size) throw new NotFound('trash entry not found');
+    return mine;
+  }
+
+  /**
+   * Puts entries back: into their original folder, or `dstDir`, on their own storage; decided as a
+   * create of the name there (bits, rules, locks). A name already there follows `policy`. The
+   * number restored.
+   */
+  async trashRestore(ids: string[], dstDir: string | undefined, policy: RestorePolicy): Promise<number> {
+    let restored = 0;
+    for (const e of await this.ownEntries(ids)) {
+      const dir = dstDir ?? parentOf(e.path);
+      // Its old folder may lie outside this principal's tree now (the base path moved).
+      if (!this.contains(dir)) throw new Forbidden('the folder it was deleted from is outside your files: give dst_dir');
+      const target = join(dir, e.name);
+      await this.rec.run('move', target, async () => {
+        this.requireCreate(target);
+        await this.requireUnlocked([target, true]);
+        await this.core.fs.storages.ready();
+        const r = this.core.fs.resolveStorage(dir);
+        if (r.storage.row.id !== e.storageId) throw new BadRequest('an entry is restored into a folder of its own storage');
+        if (await this.core.trash.restore(e, r.actualPath, policy, this.deleter, dir)) restored++;
+        this.recountLater(dir);
+        this.core.fs.invalidate(dir);
+      });
+    }
+    return restored;
+  }
+
+  /** Deletes entries for good. */
+  async trashPurge(ids: string[]): Promise<void> {
+    for (const e of await this.ownEntries(ids)) await this.core.trash.purge(e);
   }
 
   /** Deletes an entry by path (WebDAV DELETE, SFTP/FTP remove): `folder` says which kind it must be. */
   async removePath(p: string, kind?: 'file' | 'folder' | 'empty-folder'): Promise<void> {
-    if (p === this.root) throw new Forbidden('the root folder can not be removed');
-    this.requireChange(PERM.REMOVE, p);
-    const obj = await this.stat(p);
-    if (kind !== 'file' && kind !== undefined && !obj.isDir) throw new BadRequest('not a folder');
-    if (kind === 'file' && obj.isDir) throw new BadRequest('is a folder');
-    if (kind === 'empty-folder' && (await this.core.fs.list(p, { refresh: true })).objs.length > 0) throw new NotEmpty();
-    await this.core.writer.remove(parentOf(p), [path.posix.basename(p)]);
+    await this.rec.run('remove', p, async () => {
+      if (this.isTop(p)) throw new Forbidden('the root folder can not be removed');
+      this.requireChange(PERM.REMOVE, p);
+      const obj = await this.stat(p);
+      if (kind !== 'file' && kind !== undefined && !obj.isDir) throw new BadRequest('not a folder');
+      if (kind === 'file' && obj.isDir) throw new BadRequest('is a folder');
+      if (kind === 'empty-folder' && (await this.core.fs.list(p, { refresh: true })).objs.length > 0) throw new NotEmpty();
+      await this.requireUnlocked([p, true]);
+      await this.carried(p, undefined, false, () => this.core.writer.remove(parentOf(p), [path.posix.basename(p)], { by: this.deleter }));
+    });
   }
 
-  /** Deletes the empty folders below `dir`; hidden and protected ones are left alone. */
+  /** Deletes the empty folders below `dir`; hidden and protected ones are left alone (one `remove` event, on `dir`). */
   async removeEmptyDirs(dir: string): Promise<number> {
-    this.requireChange(PERM.REMOVE, dir);
-    return this.core.writer.removeEmptyDirs(dir, (p) => !this.mayRead(p));
+    return this.rec.run('remove', dir, () => {
+      this.requireChange(PERM.REMOVE, dir);
+      return this.core.writer.removeEmptyDirs(dir, (p) => !this.mayRead(p));
+    });
   }
 
   /**
@@ -515,25 +886,35 @@ export class View {
    * the same folder, the move bit across folders; an existing target is replaced only with `overwrite`.
    */
   async moveTo(src: string, dst: string, overwrite: boolean): Promise<void> {
-    if (src === this.root) throw new Forbidden('the root folder can not be renamed');
+    await this.rec.run(moveOp(src, dst), src, () => this.moveToNow(src, dst, overwrite), { dst });
+  }
+
+  private async moveToNow(src: string, dst: string, overwrite: boolean): Promise<void> {
+    if (this.isTop(src)) throw new Forbidden('the root folder can not be renamed');
     checkName(path.posix.basename(dst));
     this.requireChange(parentOf(src) === parentOf(dst) ? PERM.RENAME : PERM.MOVE, src, dst);
     const obj = await this.stat(src);
     await this.requireCarryable(src, obj);
-    await this.core.writer.moveTo(src, dst, overwrite);
+    await this.requireUnlocked([src, true], [dst, true]);
+    await this.carried(src, dst, false, () => this.core.writer.moveTo(src, dst, overwrite));
   }
 
   /** Copies one object to a full path (WebDAV COPY; `shallow`: a folder without its contents). */
   async copyTo(src: string, dst: string, overwrite: boolean, shallow = false): Promise<void> {
+    await this.rec.run('copy', src, () => this.copyToNow(src, dst, overwrite, shallow), { dst });
+  }
+
+  private async copyToNow(src: string, dst: string, overwrite: boolean, shallow: boolean): Promise<void> {
     checkName(path.posix.basename(dst));
     this.requireChange(PERM.COPY, src, dst);
     const obj = await this.stat(src);
     if (!shallow) await this.requireCarryable(src, obj);
+    await this.requireUnlocked([dst, true]);
     const across = this.core.fs.resolveStorage(src).storage !== this.core.fs.resolveStorage(parentOf(dst)).storage;
     if (!shallow && obj.isDir && across && path.posix.basename(dst) === obj.name) {
       // A folder across storages is copied by a task, as the original does.
       if (overwrite && (await this.find(dst))) await this.core.writer.remove(parentOf(dst), [obj.name]);
-      await this.core.writer.copy(parentOf(src), parentOf(dst), [obj.name], { overwrite: true, creator: this.user });
+      await this.core.writer.copy(parentOf(src), parentOf(dst), [obj.name], { overwrite: true, creator: this.taskCreator });
       return;
     }
     await this.core.writer.copyTo(src, dst, overwrite, shallow);
@@ -545,16 +926,39 @@ export class View {
     if (!this.rules.canWrite(dir)) throw new Forbidden(MSG_DENIED);
     this.requireChange(0, dir);
   }
+
+  /**
+   * Starts offline downloads of `urls` into `dir` (`start` hands them to the tool): the target
+   * decided as `requireOfflineTarget`, one `offline_download` event per URL (its `dst_path`).
+   */
+  async offlineDownload<T>(dir: string, urls: string[], start: (creator: TaskCreator) => Promise<T>): Promise<T> {
+    return this.rec.runEach('offline_download', urls.map((u) => [dir, u]), async () => {
+      this.requireOfflineTarget(dir);
+      return start(this.taskCreator);
+    });
+  }
 }
+
+/** A move in one folder is a rename. */
+const moveOp = (src: string, dst: string) => (parentOf(src) === parentOf(dst) ? 'rename' : 'move');
+const pairsOf = (srcDir: string, dstDir: string, names: string[]): Array<[string, string]> => names.map((n) => [join(srcDir, n), join(dstDir, n)]);
 
 /** May a user use SFTP and FTP: enabled, and holding the FTP/SFTP read bit (1024). */
 export const mayConnect = (u: User | undefined): u is User => u !== undefined && !u.disabled && can(u, PERM.FTP_READ);
 
 /** Makes views; the one door from a front to `fs/` for a principal's requests. */
 export class Views {
-  constructor(private readonly core: Core) {}
+  constructor(private readonly core: ViewDeps) {}
 
   for(user: User, opts: ViewOptions): View {
     return new View(this.core, user, opts);
+  }
+
+  /**
+   * A view that follows the account (long-lived fronts: SFTP/FTP sessions, tasks, resumable
+   * uploads): see LiveView. `pwdTs` ends it on a password change; `admit` is the front's own test.
+   */
+  live(user: Pick<User, 'id' | 'pwdTs'>, opts: ViewOptions, live: { pwdTs?: boolean; admit?: (u: User) => string | undefined } = {}): LiveView<View> {
+    return new LiveView(this.core.repos.users, (u) => new View(this.core, u, opts), user.id, live.pwdTs ? user.pwdTs : undefined, live.admit);
   }
 }

@@ -1,13 +1,13 @@
 import { readFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { BACKENDS } from '../helpers/backends.js';
+import { ONE_BACKEND } from '../helpers/backends.js';
 import { localStorage, makeTree } from '../helpers/files.js';
 import { startServer, type TestServer } from '../helpers/server.js';
 
 const NO_ACCESS = { code: 403, message: 'password is incorrect or you have no permission', data: null };
 
-describe.each(BACKENDS)('meta rules and the security bar on $name', (backend) => {
+describe.each(ONE_BACKEND)('meta rules and the security bar on $name', (backend) => {
   let s: TestServer;
   let admin: string;
   let bob: string; // general user: write/rename/move/copy/remove, no see-hidden, no password bypass

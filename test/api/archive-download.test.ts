@@ -1,7 +1,7 @@
 import { rmSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import yauzl from 'yauzl';
-import { BACKENDS } from '../helpers/backends.js';
+import { ONE_BACKEND } from '../helpers/backends.js';
 import { localStorage, makeTree } from '../helpers/files.js';
 import { startServer, type TestServer } from '../helpers/server.js';
 
@@ -35,7 +35,7 @@ function unzip(buf: Buffer): Promise<Record<string, string>> {
 
 const NO_ACCESS = 'password is incorrect or you have no permission';
 
-describe.each(BACKENDS)('folder and selection download as one zip on $name', (backend) => {
+describe.each(ONE_BACKEND)('folder and selection download as one zip on $name', (backend) => {
   let s: TestServer;
   let admin: string;
   let bob: string; // no see-hidden, no password bypass, base path /s/shared

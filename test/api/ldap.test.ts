@@ -65,7 +65,7 @@ describe.runIf(enabled)('LDAP sign-in against slapd', () => {
   });
 
   it('is refused while ldap_login_enabled is off', async () => {
-    expect(await ldapLogin('alice', 'alice-dir-pw')).toMatchObject({ code: 400, message: 'ldap is not enabled' });
+    expect(await ldapLogin('alice', 'alice-dir-pw')).toMatchObject({ code: 403, message: 'ldap is not enabled' });
     expect(await s.core.repos.users.byUsername('alice')).toBeUndefined();
   });
 
@@ -90,7 +90,7 @@ describe.runIf(enabled)('LDAP sign-in against slapd', () => {
   it('keeps allow_ldap false given at creation: that user can not sign in through the directory', async () => {
     expect((await s.api('POST', '/api/admin/user/create', { token: admin, body: { username: 'bob', password: 'local-pw', allow_ldap: false } })).code).toBe(200);
     expect((await s.api('GET', `/api/admin/user/get?id=${(await s.core.repos.users.byUsername('bob'))!.id}`, { token: admin })).data.allow_ldap).toBe(false);
-    expect(await ldapLogin('bob', 'bob-dir-pw')).toMatchObject({ code: 400, message: 'password is incorrect' });
+    expect(await ldapLogin('bob', 'bob-dir-pw')).toMatchObject({ code: 403, message: 'login via ldap is not allowed' });
     expect((await s.api('POST', '/api/auth/login', { body: { username: 'bob', password: 'local-pw' } })).code).toBe(200);
   });
 
@@ -136,7 +136,7 @@ describe.runIf(enabled)('LDAP sign-in against slapd', () => {
   it('the admin (allow_ldap false, as created) is never signed in through the directory', async () => {
     expect((await s.core.repos.users.byUsername('admin'))?.allowLdap).toBe(false);
     await dir.addUser('admin', 'dir-admin-pw');
-    expect(await ldapLogin('admin', 'dir-admin-pw')).toMatchObject({ code: 400, message: 'password is incorrect' });
+    expect(await ldapLogin('admin', 'dir-admin-pw')).toMatchObject({ code: 403, message: 'login via ldap is not allowed' });
     await expect(s.core.accounts.checkPassword('admin', 'dir-admin-pw', '127.0.0.7')).rejects.toThrow('password is incorrect');
   });
 

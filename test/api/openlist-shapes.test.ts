@@ -129,7 +129,7 @@ describe('OpenList v4 shapes', () => {
     expect([none.statusCode, none.json().code]).toEqual([200, 404]);
   });
 
-  it('get_direct_upload_info: null (no driver offers direct upload) after OpenList checks', async () => {
+  it('get_direct_upload_info: null on a Local folder (no direct upload there) after OpenList checks', async () => {
     const info = (token: string, body: object, headers: Record<string, string> = {}) => s.api('POST', '/api/fs/get_direct_upload_info', { token, body, headers });
     expect(await info(admin, { path: '/local', file_name: 'new.bin', file_size: 10, tool: 'HttpDirect' })).toEqual({ code: 200, message: 'success', data: null });
     expect(await info(admin, { path: '/local', file_name: 'a.txt', file_size: 5, tool: 'HttpDirect' }, { overwrite: 'false' })).toEqual({ code: 403, message: 'file exists', data: null });

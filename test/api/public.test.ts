@@ -1,10 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MAX_JSON_DEPTH } from '../../src/server/app.js';
 import { builtinSettings, FLAG } from '../../src/settings/defaults.js';
-import { BACKENDS } from '../helpers/backends.js';
+import { ONE_BACKEND } from '../helpers/backends.js';
 import { startServer, type TestServer } from '../helpers/server.js';
 
-describe.each(BACKENDS)('public routes and the envelope on $name', (backend) => {
+describe.each(ONE_BACKEND)('public routes and the envelope on $name', (backend) => {
   let s: TestServer;
   beforeAll(async () => {
     s = await startServer(backend, { config: { cors: { allow_origins: ['https://ui.example'], allow_methods: ['*'], allow_headers: ['*'] } } });

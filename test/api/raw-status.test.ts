@@ -1,4 +1,6 @@
-import { rmSync } from 'node:fs';
+import { rmSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { makeZip } from '../archive/fixtures.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BACKENDS } from '../helpers/backends.js';
 import { mount } from '../drivers/mount.js';
@@ -20,6 +22,7 @@ describe('raw link errors: real statuses and OpenList error page', () => {
     s = await startServer(BACKENDS[0]!);
     admin = await s.login();
     root = makeTree({ 'file.bin': 'x'.repeat(100), 'vault/secret.txt': 'secret words', 'page.html': '<p>hi</p>' });
+    writeFileSync(path.join(root, 'box.zip'), makeZip({ 'in.txt': Buffer.from('inside') }));
     expect((await s.api('POST', '/api/admin/storage/create', { token: admin, body: localStorage('/st', root) })).code).toBe(200);
     // a storage of links whose files may not be proxied (no request ever leaves: /p refuses first)
     await mount(s, admin, '/urls', 'UrlTree', { url_structure: 'x.bin:10:http://127.0.0.1:9/x.bin' });
@@ -50,15 +53,18 @@ describe('raw link errors: real statuses and OpenList error page', () => {
     ['no sign', () => '/d/st/file.bin', 401, 'expire missing'],
     ['a bad sign', () => `/d/st/file.bin?sign=${sign('/st/other.bin')}`, 401, 'sign invalid'],
     ['a malformed sign', () => '/p/st/file.bin?sign=abc:xyz', 401, 'expire invalid'],
-    ['a missing object behind a valid sign', () => `/d/st/none.bin?sign=${sign('/st/none.bin')}`, 500, 'failed link: object not found'],
-    ['a folder behind a valid sign', () => `/d/st/vault?sign=${sign('/st/vault')}`, 500, 'not a file'],
+    // OpenList answers these three with 500; they are the client's mistake, so 4xx with its message.
+    ['a missing object behind a valid sign', () => `/d/st/none.bin?sign=${sign('/st/none.bin')}`, 404, 'failed link: object not found'],
+    ['a folder behind a valid sign', () => `/d/st/vault?sign=${sign('/st/vault')}`, 400, 'not a file'],
+    ['a folder through the proxy', () => `/p/st/vault?sign=${sign('/st/vault')}`, 400, 'not a file'],
+    ['a missing archive entry behind a valid sign', () => `/ad/st/box.zip?inner=/none.txt&sign=${sign('/st/box.zip')}`, 404, '/none.txt is not a file in the archive'],
     ['a refused proxy (forbidden)', () => `/p/urls/x.bin?sign=${sign('/urls/x.bin')}`, 403, 'proxy not allowed'],
   ];
 
   for (const [what, url, status, message] of cases) {
     it(`${what}: ${status} "${message}"`, async () => {
       const r = await refused(url());
-      const line = `${status} ${{ 401: 'Unauthorized', 403: 'Forbidden', 500: 'Internal Server Error' }[status]}`;
+      const line = `${status} ${{ 400: 'Bad Request', 401: 'Unauthorized', 403: 'Forbidden', 404: 'Not Found', 500: 'Internal Server Error' }[status]}`;
       expect(r).toEqual({
         status,
         type: 'text/html; charset=utf-8',
@@ -96,7 +102,7 @@ describe('raw link errors: real statuses and OpenList error page', () => {
 
   it('messages are escaped in the page and pass the privacy mask', async () => {
     const html = await get(`/d/st/%3Cb%3E.bin?sign=${sign('/st/<b>.bin')}`);
-    expect(html.statusCode).toBe(500);
+    expect(html.statusCode).toBe(404);
     expect(html.body).not.toContain('<b>');
     await s.core.settings.set('privacy_regs', 'expire');
     try {

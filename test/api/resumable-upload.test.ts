@@ -243,6 +243,22 @@ describe.each(BACKENDS)('resumable uploads on $name', (backend) => {
     expect(await claims()).toEqual([]);
   });
 
+  it('a complete cut short (its process killed) is taken over after 5 s without a sign of life; a live one is not', async () => {
+    const data = randomBytes(CHUNK * 2);
+    const id = (await init('/u/taken-over.bin', data.length)).data.upload_id as string;
+    for (const i of [0, 1]) expect((await chunk(id, i, slice(data, i))).code).toBe(200);
+    const cutOff = (ago: number) => s.core.db.db.updateTable('uploads').set({ state: 'completing', updated_at: Date.now() - ago }).where('id', '=', id).execute();
+    await cutOff(1_000);
+    const live = await complete(id);
+    expect(live.code).toBe(409);
+    expect(live.message).toBe('the upload is completing');
+    expect(existsSync(path.join(root, 'taken-over.bin'))).toBe(false);
+    await cutOff(5_500);
+    const done = await complete(id);
+    expect(done.code, done.message).toBe(200);
+    expect(readFileSync(path.join(root, 'taken-over.bin')).equals(data)).toBe(true);
+  });
+
   it('tus: two PATCHes at one offset: one wins, the other is a 409; the file is one client\'s bytes', async () => {
     const meta = `path ${Buffer.from('/u/tus-race.bin').toString('base64')}`;
     const created = await req('POST', '/api/fs/tus/', { 'tus-resumable': '1.0.0', 'upload-length': String(CHUNK), 'upload-metadata': meta });
@@ -263,19 +279,20 @@ describe.each(BACKENDS)('resumable uploads on $name', (backend) => {
     expect((await req('POST', '/api/fs/tus/', { 'upload-length': '3' })).status).toBe(412);
     expect((await req('POST', '/api/fs/tus/', { 'tus-resumable': '1.0.0', 'upload-length': '3' })).status).toBe(400);
     const meta = `path ${Buffer.from('/u/t.txt').toString('base64')},filetype ${Buffer.from('text/plain').toString('base64')}`;
-    const c = await req('POST', '/api/fs/tus/', { 'tus-resumable': '1.0.0', 'upload-length': '6', 'upload-metadata': meta });
+    const c = await req('POST', '/api/fs/tus/', { 'tus-resumable': '1.0.0', 'upload-length': String(CHUNK + 6), 'upload-metadata': meta });
     expect(c.status).toBe(201);
     expect(c.headers['upload-expires']).toBeTruthy();
     const loc = c.headers.location as string;
     const h = { 'tus-resumable': '1.0.0', 'content-type': 'application/offset+octet-stream' };
-    const bad = await req('PATCH', loc, { ...h, 'upload-offset': '0', 'upload-checksum': `sha1 ${createHash('sha1').update('nope').digest('base64')}` }, Buffer.from('abc'));
+    const first = Buffer.alloc(CHUNK, 'a');
+    const bad = await req('PATCH', loc, { ...h, 'upload-offset': '0', 'upload-checksum': `sha1 ${createHash('sha1').update('nope').digest('base64')}` }, first);
     expect(bad.status).toBe(460);
-    const good = await req('PATCH', loc, { ...h, 'upload-offset': '0', 'upload-checksum': `sha1 ${createHash('sha1').update('abc').digest('base64')}` }, Buffer.from('abc'));
+    const good = await req('PATCH', loc, { ...h, 'upload-offset': '0', 'upload-checksum': `sha1 ${createHash('sha1').update(first).digest('base64')}` }, first);
     expect(good.status).toBe(204);
-    expect(good.headers['upload-offset']).toBe('3');
-    expect((await req('PATCH', loc, { ...h, 'upload-offset': '0' }, Buffer.from('def'))).status).toBe(409);
+    expect(good.headers['upload-offset']).toBe(String(CHUNK));
+    expect((await req('PATCH', loc, { ...h, 'upload-offset': '0' }, first)).status).toBe(409);
     const head = await req('HEAD', loc, { 'tus-resumable': '1.0.0' });
-    expect(head.headers).toMatchObject({ 'upload-offset': '3', 'upload-length': '6', 'cache-control': 'no-store', 'upload-metadata': meta });
+    expect(head.headers).toMatchObject({ 'upload-offset': String(CHUNK), 'upload-length': String(CHUNK + 6), 'cache-control': 'no-store', 'upload-metadata': meta });
     expect(existsSync(path.join(root, 't.txt'))).toBe(false);
     expect((await req('DELETE', loc, { 'tus-resumable': '1.0.0' })).status).toBe(204);
     expect((await req('HEAD', loc, { 'tus-resumable': '1.0.0' })).status).toBe(404);

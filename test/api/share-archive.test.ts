@@ -150,14 +150,14 @@ describe('archives inside share links', () => {
     // The limit is reached: archive routes are refused as every other.
     expect((await meta(`/@s/${id}/a.zip`, {}, '127.0.4.3')).message).toBe('the share has expired or is no longer valid');
     const past = await sad(`/sad/${id}/a.zip?inner=/hello.txt`, 'GET', '127.0.4.1');
-    expect(past.statusCode).toBe(500);
+    expect(past.statusCode).toBe(404);
     expect(past.body).not.toContain('hello from');
 
     const other = await create(bob, { files: ['/s/bob/pub', '/s/bob/other'] });
     expect((await meta(`/@s/${other}`)).code).toBe(400);
     expect((await meta(`/@s/${other}/pub/plain.txt`)).code).toBe(400);
     expect((await sad(`/sad/${other}?inner=/hello.txt`)).statusCode).toBe(400);
-    expect((await sad(`/sad/${other}/pub/a.zip?inner=/nope.txt`)).statusCode).toBe(500);
+    expect((await sad(`/sad/${other}/pub/a.zip?inner=/nope.txt`)).statusCode).toBe(404);
     expect((await s.api('POST', `/api/share/delete?id=${other}`, { token: bob })).code).toBe(200);
     expect(await meta(`/@s/${other}/pub/a.zip`)).toEqual(MISSING);
     expect((await sad(`/sad/${other}/pub/a.zip?inner=/hello.txt`)).json()).toEqual(MISSING);
@@ -171,7 +171,7 @@ describe('archives inside share links', () => {
     expect((await post('/api/fs/get', { path: `/@s/${id}/.hidden.zip` })).code).toBe(500);
     expect((await meta(`/@s/${id}/.hidden.zip`)).code).toBe(500);
     const hidden = await sad(`/sad/${id}/.hidden.zip?inner=/hello.txt`);
-    expect(hidden.statusCode).toBe(500);
+    expect(hidden.statusCode).toBe(404);
     expect(hidden.body).not.toContain('hello from');
     // A folder of the share is no archive.
     expect(await meta(`/@s/${id}/locked`, { folder_password: 'fpw' })).toMatchObject({ code: 400 });
@@ -181,7 +181,7 @@ describe('archives inside share links', () => {
     expect((await s.api('POST', `/api/share/disable?id=${id}`, { token: bob })).code).toBe(200);
     expect((await meta(`/@s/${id}/a.zip`)).message).toBe('the share has expired or is no longer valid');
     const off = await sad(`/sad/${id}/a.zip?inner=/hello.txt`);
-    expect(off.statusCode).toBe(500);
+    expect(off.statusCode).toBe(404);
     expect(off.body).not.toContain('hello from');
   });
 });

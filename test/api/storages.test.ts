@@ -26,7 +26,7 @@ describe.each(BACKENDS)('storages and drivers admin on $name', (backend) => {
     ]);
     expect(info.common[4]).toMatchObject({ type: 'select', options: 'use_proxy_url,native_proxy', default: 'native_proxy', required: true });
     expect(info.additional.map((i: any) => i.name)).toEqual([
-      'root_folder_path', 'thumbnail', 'thumb_cache_folder', 'thumb_concurrency', 'show_hidden', 'mkdir_perm', 'recycle_bin_path', 'follow_symlinks',
+      'root_folder_path', 'directory_size', 'thumbnail', 'thumb_cache_folder', 'thumb_concurrency', 'video_thumb_pos', 'show_hidden', 'mkdir_perm', 'recycle_bin_path', 'follow_symlinks',
     ]);
     expect(info.additional[0]).toMatchObject({ name: 'root_folder_path', type: 'string', default: '/', required: true });
     expect(info.config).toMatchObject({ name: 'Local', local_sort: true, only_local: true, no_upload: false, default_root: '/' });

@@ -28,6 +28,8 @@ describe('Local thumbnails', () => {
   beforeAll(async () => {
     s = await startServer(BACKENDS[0]!);
     admin = await s.login();
+    // Local's own thumbnail option, alone: the server's thumbnails of every storage (thumbs/) are tested in test/thumbs.
+    expect((await s.api('POST', '/api/admin/setting/save', { token: admin, body: [{ key: 'thumb_enabled', value: 'false' }] })).code).toBe(200);
     root = makeTree({ 'a.txt': 'text', 'logo.svg': '<svg xmlns="http://www.w3.org/2000/svg" width="10" height="10"/>' });
     await sharp({ create: { width: 1200, height: 600, channels: 3, background: '#3366cc' } }).jpeg().toFile(path.join(root, 'photo.jpg'));
     if (hasFfmpeg) {
@@ -75,6 +77,29 @@ describe('Local thumbnails', () => {
     expect(res.statusCode, res.body.slice(0, 200)).toBe(200);
     const meta = await sharp(res.rawPayload).metadata();
     expect(meta).toMatchObject({ format: 'png', width: 144 });
+  });
+
+  it.skipIf(!hasFfmpeg)('video_thumb_pos takes the frame at those seconds, or at that share of the duration', async () => {
+    // one second of red, then one of blue
+    const dir = makeTree({});
+    execFileSync('ffmpeg', ['-v', 'error', '-f', 'lavfi', '-i', 'color=c=red:s=64x48:d=1:r=10', '-f', 'lavfi', '-i', 'color=c=blue:s=64x48:d=1:r=10',
+      '-filter_complex', '[0:v][1:v]concat=n=2:v=1[v]', '-map', '[v]', '-pix_fmt', 'yuv420p', path.join(dir, 'two.mp4')]);
+    const dominant = async (mp: string) => {
+      const url = (await listing(mp))['two.mp4'].thumb as string;
+      const res = await s.inject({ method: 'GET', url });
+      expect(res.statusCode, res.body.slice(0, 200)).toBe(200);
+      const { channels } = await sharp(res.rawPayload).stats();
+      return channels[0]!.mean > channels[2]!.mean ? 'red' : 'blue';
+    };
+    const cases: Array<[string, string, 'red' | 'blue']> = [['/at-start', '0.3', 'red'], ['/at-share', '75%', 'blue'], ['/at-seconds', '1.6', 'blue'], ['/at-default', '', 'red']];
+    for (const [mp, pos, color] of cases) {
+      const r = await s.api('POST', '/api/admin/storage/create', { token: admin, body: localStorage(mp, dir, {}, { thumbnail: true, video_thumb_pos: pos }) });
+      expect(r.code, r.message).toBe(200);
+      expect(await dominant(mp), `${mp} at ${pos || 'the default 20%'}`).toBe(color);
+    }
+    const bad = await s.api('POST', '/api/admin/storage/create', { token: admin, body: localStorage('/at-bad', dir, {}, { thumbnail: true, video_thumb_pos: 'middle' }) });
+    expect(bad.message).toMatch(/video_thumb_pos must be seconds \(e\.g\. 10\) or a percentage of the duration \(e\.g\. 20%\), not middle/);
+    rmSync(dir, { recursive: true, force: true });
   });
 
   it('serves SVGs as they are and refuses thumbnails where none can be made', async () => {

@@ -1,7 +1,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { BACKENDS } from '../helpers/backends.js';
+import { ONE_BACKEND } from '../helpers/backends.js';
 import { startServer, type TestServer } from '../helpers/server.js';
 import { registerUrlDriver } from '../helpers/url-driver.js';
 
@@ -16,7 +16,7 @@ registerUrlDriver('TestUrl', { name: 'remote.bin', size: BODY.length, isDir: fal
   header: { 'x-upstream-token': String(addition.token) },
 }));
 
-describe.each(BACKENDS)('links to URLs on $name', (backend) => {
+describe.each(ONE_BACKEND)('links to URLs on $name', (backend) => {
   let s: TestServer;
   let admin: string;
   beforeAll(async () => {

@@ -101,6 +101,27 @@ describe.each(BACKENDS)('users admin on $name', (backend) => {
     }
   });
 
+  it('refuses look-alikes of an existing name: invisible characters, compatibility forms, case', async () => {
+    const tries: Array<[string, string]> = [
+      ['admin\u200b', 'username must not contain invisible or control characters'],
+      ['ad\u00admin', 'username must not contain invisible or control characters'],
+      ['\u202eadmin', 'username must not contain invisible or control characters'],
+      ['\uff41\uff44\uff4d\uff49\uff4e', 'username \uff41\uff44\uff4d\uff49\uff4e is too like the existing user admin'],
+      ['\uff21DMIN', 'username \uff21DMIN is too like the existing user admin'],
+      ['ADMIN', 'username ADMIN is already taken'],
+    ];
+    for (const [username, message] of tries) {
+      expect(await s.api('POST', '/api/admin/user/create', { token: admin, body: { username, password: 'p' } })).toMatchObject({ code: 400, message });
+    }
+    const names = (await s.api('GET', '/api/admin/user/list', { token: admin })).data.content.map((u: any) => u.username);
+    expect(names.filter((n: string) => n.normalize('NFKC').replace(/[^a-z]/gi, '').toLowerCase() === 'admin')).toEqual(['admin']);
+    // Renames are held to the same rule; a name of other letters that merely normalises differently is fine.
+    await s.api('POST', '/api/admin/user/create', { token: admin, body: { username: 'ren\u00e9', password: 'p' } });
+    const t = await s.login('ren\u00e9', 'p');
+    expect((await s.api('POST', '/api/me/update', { token: t, body: { username: 'gu\uff45st' } })).message).toBe('username gu\uff45st is too like the existing user guest');
+    expect((await s.api('POST', '/api/admin/user/create', { token: admin, body: { username: 'rene\u0301', password: 'p' } })).message).toBe('username rene\u0301 is too like the existing user ren\u00e9');
+  });
+
   it('me/update renames the caller and keeps the name unique', async () => {
     await s.api('POST', '/api/admin/user/create', { token: admin, body: { username: 'hal', password: 'p' } });
     const t = await s.login('hal', 'p');

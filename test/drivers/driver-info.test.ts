@@ -4,9 +4,9 @@ import { startServer, type TestServer } from '../helpers/server.js';
 
 // The `additional` items of the remote drivers, in the original's order (wire-api.md §10.5).
 const ADDITIONAL: Record<string, string[]> = {
-  S3: ['root_folder_path', 'bucket', 'endpoint', 'region', 'access_key_id', 'secret_access_key', 'session_token', 'custom_host', 'sign_url_expire', 'placeholder', 'force_path_style', 'list_object_version', 'remove_bucket', 'add_filename_to_disposition'],
+  S3: ['root_folder_path', 'bucket', 'endpoint', 'region', 'access_key_id', 'secret_access_key', 'session_token', 'custom_host', 'enable_custom_host_presign', 'sign_url_expire', 'placeholder', 'force_path_style', 'list_object_version', 'remove_bucket', 'add_filename_to_disposition', 'enable_direct_upload', 'direct_upload_host', 'user_agent'],
   WebDav: ['vendor', 'address', 'username', 'password', 'root_folder_path', 'tls_insecure_skip_verify'],
-  FTP: ['address', 'encoding', 'username', 'password', 'root_folder_path'],
+  FTP: ['address', 'encoding', 'username', 'password', 'root_folder_path', 'cwd_list'],
   SFTP: ['address', 'username', 'private_key', 'password', 'passphrase', 'root_folder_path', 'ignore_symlink_error'],
 };
 

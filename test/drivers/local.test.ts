@@ -94,3 +94,52 @@ describe('Local symbolic links and failed mounts', () => {
     expect(await names(s, admin, '/later')).toEqual(['now.txt']);
   });
 });
+
+describe('Local directory_size', () => {
+  let s: TestServer;
+  let admin: string;
+  let root: string;
+  const sizes = async (dir: string) => {
+    const r = await s.api('POST', '/api/fs/list', { token: admin, body: { path: dir, refresh: true } });
+    expect(r.code, r.message).toBe(200);
+    return Object.fromEntries(r.data.content.map((o: { name: string; size: number }) => [o.name, o.size]));
+  };
+
+  beforeAll(async () => {
+    s = await startServer(BACKENDS[0]!);
+    admin = await s.login();
+    root = makeTree({
+      'music/a.flac': Buffer.alloc(1000),
+      'music/album/b.flac': Buffer.alloc(2500),
+      'music/album/deep/c.flac': Buffer.alloc(300),
+      'music/.hidden/x.bin': Buffer.alloc(7000),
+      'empty/': '',
+      'top.txt': '12345',
+    });
+    // a link to a folder is not followed for the sum (it would count the same bytes twice)
+    symlinkSync(path.join(root, 'music'), path.join(root, 'music', 'album', 'loop'));
+    for (const [mp, extra] of [['/sized', { directory_size: true, show_hidden: false }], ['/sized-all', { directory_size: true, show_hidden: true }], ['/plain', {}]] as const) {
+      expect((await s.api('POST', '/api/admin/storage/create', { token: admin, body: localStorage(mp, root, {}, extra) })).code).toBe(200);
+    }
+  });
+  afterAll(async () => {
+    await s?.destroy();
+    rmSync(root, { recursive: true, force: true });
+  });
+
+  it('shows the bytes below each folder in listings and gets, hidden names left out as the listing leaves them out', async () => {
+    expect(await sizes('/sized')).toEqual({ music: 3800, empty: 0, 'top.txt': 5 });
+    expect(await sizes('/sized/music')).toMatchObject({ album: 2800, 'a.flac': 1000 });
+    expect((await sizes('/sized-all')).music).toBe(10_800);
+    expect((await s.api('POST', '/api/fs/get', { token: admin, body: { path: '/sized/music/album' } })).data).toMatchObject({ is_dir: true, size: 2800 });
+    expect(await sizes('/plain')).toMatchObject({ music: 0, empty: 0 });
+  });
+
+  it('is listed by driver info after the root, default off', async () => {
+    const info = await s.api('GET', '/api/admin/driver/info?driver=Local', { token: admin });
+    const items = info.data.additional.map((i: { name: string }) => i.name);
+    expect(items.slice(0, 2)).toEqual(['root_folder_path', 'directory_size']);
+    expect(items).toContain('video_thumb_pos');
+    expect(info.data.additional.find((i: { name: string }) => i.name === 'directory_size')).toMatchObject({ type: 'bool', default: 'false' });
+  });
+});

@@ -24,6 +24,8 @@ describe('OpenList driver', () => {
   const seen: http.IncomingHttpHeaders[] = [];
   /** Every request (method and URL) that went through the relay. */
   const routes: string[] = [];
+  /** The bodies of the /api/fs/list calls that went through the relay. */
+  const lists: Array<{ path: string; refresh: boolean }> = [];
 
   const { parts, zip, locked } = remoteArchives();
 
@@ -35,6 +37,7 @@ describe('OpenList driver', () => {
       const chunks: Buffer[] = [];
       for await (const c of req) chunks.push(c as Buffer);
       if (req.url === '/api/fs/get') seen.push(req.headers);
+      if (req.url === '/api/fs/list') lists.push(JSON.parse(Buffer.concat(chunks).toString()));
       routes.push(`${req.method} ${req.url}`);
       const headers: Record<string, string> = {};
       // The driver's own headers (uploads carry theirs), not the connection's.
@@ -81,11 +84,25 @@ describe('OpenList driver', () => {
     expect(last['user-agent']).not.toBe('Kodi/21.0');
   });
 
+  it('pass_refresh_flag_to_upsteam: a client\'s refresh reaches the peer\'s listing only when on', async () => {
+    await mount(s, admin, '/fresh', 'OpenList', { url: relayBase, token: peer.token, root_folder_path: '/pub', pass_refresh_flag_to_upsteam: true });
+    await mount(s, admin, '/stale', 'OpenList', { url: relayBase, token: peer.token, root_folder_path: '/pub' });
+    const listVia = async (p: string, refresh: boolean) => {
+      lists.length = 0;
+      expect((await s.api('POST', '/api/fs/list', { token: admin, body: { path: p, refresh } })).code).toBe(200);
+      return lists.map((l) => [l.path, l.refresh]);
+    };
+    expect(await listVia('/fresh', true)).toEqual([['/pub', true]]);
+    expect(await listVia('/fresh', false)).toEqual([['/pub', false]]);
+    expect(await listVia('/stale', true)).toEqual([['/pub', false]]);
+  });
+
   it('is listed by the driver endpoints under OpenList\'s name and items', async () => {
     const info = await s.api('GET', '/api/admin/driver/info?driver=OpenList', { token: admin });
     expect(info.data.additional.map((i: { name: string }) => i.name)).toEqual([
-      'root_folder_path', 'url', 'meta_password', 'username', 'password', 'token', 'pass_ip_to_upsteam', 'pass_ua_to_upsteam', 'forward_archive_requests',
+      'root_folder_path', 'url', 'meta_password', 'username', 'password', 'token', 'pass_ip_to_upsteam', 'pass_ua_to_upsteam', 'forward_archive_requests', 'pass_refresh_flag_to_upsteam',
     ]);
+    expect(info.data.additional.find((i: { name: string }) => i.name === 'pass_refresh_flag_to_upsteam')).toMatchObject({ type: 'bool', default: 'false' });
     for (const n of ['pass_ip_to_upsteam', 'pass_ua_to_upsteam', 'forward_archive_requests']) {
       expect(info.data.additional.find((i: { name: string }) => i.name === n)).toMatchObject({ type: 'bool', default: 'true' });
     }
@@ -117,7 +134,7 @@ describe('OpenList driver', () => {
         expect(res.headers['content-length']).toBe(String(100 * 1024));
         expect(res.rawPayload.equals(parts['part/f17.bin']!)).toBe(true);
         const missing = await entry('/olz/arch.zip', '/part/nope.bin');
-        expect(missing.json()).toMatchObject({ code: 500, message: '/part/nope.bin is not a file in the archive' });
+        expect([missing.statusCode, missing.json()]).toMatchObject([404, { code: 404, message: '/part/nope.bin is not a file in the archive' }]);
         expect(open).not.toHaveBeenCalled();
       } finally {
         open.mockRestore();

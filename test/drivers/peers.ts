@@ -237,7 +237,7 @@ export interface NginxPeer extends Peer {
 }
 
 /** nginx on a loopback port with its own config, pid, logs and temp folders, serving `server` lines. */
-async function runNginx(dir: string, port: number, server: string[]): Promise<Peer> {
+async function runNginx(dir: string, port: number, server: string[], http: string[] = []): Promise<Peer> {
   mkdirSync(path.join(dir, 'logs'));
   const temp = (name: string) => `${name}_temp_path ${path.join(dir, `${name}-temp`)};`;
   const config = path.join(dir, 'nginx.conf');
@@ -253,6 +253,7 @@ async function runNginx(dir: string, port: number, server: string[]): Promise<Pe
       '  access_log off;',
       ...['client_body', 'proxy', 'fastcgi', 'uwsgi', 'scgi'].map((n) => `  ${temp(n)}`),
       '  default_type application/octet-stream;',
+      ...http,
       '  server {',
       `    listen 127.0.0.1:${port};`,
       ...server,
@@ -289,6 +290,19 @@ export async function startNginxProxy(upstream: string, bodyLimit: string): Prom
     '    proxy_http_version 1.1;',
     `    location / { proxy_pass ${upstream}; proxy_set_header Host $host; }`,
   ]);
+  return { ...peer, base: `http://127.0.0.1:${port}` };
+}
+
+/** nginx spreading requests round-robin over several upstreams (one request to each in turn, no keep-alive upstream). */
+export async function startNginxRoundRobin(upstreams: string[]): Promise<Peer & { base: string }> {
+  const dir = scratch('nginx-rr');
+  const port = await freePort();
+  const peer = await runNginx(
+    dir,
+    port,
+    ['    client_max_body_size 0;', '    proxy_request_buffering off;', '    location / { proxy_pass http://atrium_rr; proxy_set_header Host $host:$server_port; }'],
+    [`  upstream atrium_rr { ${upstreams.map((u) => `server ${u};`).join(' ')} }`],
+  );
   return { ...peer, base: `http://127.0.0.1:${port}` };
 }
 

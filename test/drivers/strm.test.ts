@@ -114,6 +114,16 @@ describe('Strm driver', () => {
     expect(await text('/plain/notes.strm')).toBe('/p/local/movies/notes.doc');
   });
 
+  it('minFileSize (MB) leaves out media files under it, subtitles still pass', async () => {
+    // 0.2 MB = 209 715 bytes: the 300 000-byte film keeps its .strm, the 11-byte episode and the 5000-byte song lose theirs
+    await mount(s, admin, '/big', 'Strm', { paths: '/local/movies\n/local/music', siteUrl: SITE, minFileSize: 0.2 });
+    expect(await names(s, admin, '/big/movies')).toEqual(['Season 1', 'Film ü #1.srt', 'Film ü #1.strm']);
+    expect(await names(s, admin, '/big/movies/Season 1')).toEqual([]);
+    expect(await names(s, admin, '/big/music')).toEqual([]);
+    expect((await post('/api/fs/get', { path: '/big/music/song.strm' })).message).toMatch(/object not found/);
+    expect(await text('/big/movies/Film ü #1.strm')).toBe(`${SITE}/d/local/movies/Film%20%C3%BC%20%231.mkv`);
+  });
+
   it('refuses a storage that could not write a full URL, and a path inside itself', async () => {
     const r = await post('/api/admin/storage/create', storageRow('/nourl', 'Strm', { paths: '/local/movies' }));
     expect(r.message).toMatch(/siteUrl is required/);
@@ -135,12 +145,13 @@ describe('Strm driver', () => {
   it('is listed by the driver endpoints under OpenList\'s name and items', async () => {
     const info = await s.api('GET', '/api/admin/driver/info?driver=Strm', { token: admin });
     expect(info.data.additional.map((i: { name: string }) => i.name)).toEqual([
-      'paths', 'siteUrl', 'PathPrefix', 'downloadFileTypes', 'filterFileTypes', 'encodePath', 'withoutUrl', 'withSign', 'SaveStrmToLocal', 'SaveStrmLocalPath', 'SaveLocalMode',
+      'paths', 'siteUrl', 'PathPrefix', 'downloadFileTypes', 'filterFileTypes', 'encodePath', 'withoutUrl', 'withSign', 'SaveStrmToLocal', 'SaveStrmLocalPath', 'SaveLocalMode', 'minFileSize',
     ]);
     const byName = Object.fromEntries(info.data.additional.map((i: { name: string }) => [i.name, i]));
     expect(byName.PathPrefix.default).toBe('/d');
     expect(byName.filterFileTypes.default).toContain('mkv');
     expect(byName.encodePath).toMatchObject({ type: 'bool', default: 'true' });
+    expect(byName.minFileSize).toMatchObject({ type: 'number', default: '0' });
     expect(info.data.config).toMatchObject({ name: 'Strm', only_proxy: true, no_upload: true });
   });
 });

@@ -77,14 +77,45 @@ describe('UrlTree driver', () => {
     expect(files.ranges.get('/data/blob.bin')!.length).toBeGreaterThanOrEqual(1);
   });
 
+  it('writable: makes, renames, moves, copies and removes entries, and stores the new structure', async () => {
+    const structure = ['Folder:', `  blob.bin:5000:1700000000:${files.base}/data/blob.bin`, `top.txt:${files.base}/data/plain%20name.txt`].join('\n');
+    const id = await mount(s, admin, '/edit', 'UrlTree', { url_structure: structure, writable: true });
+    const post = (url: string, body: unknown) => s.api('POST', url, { token: admin, body });
+    expect((await post('/api/fs/mkdir', { path: '/edit/New/Inner' })).code).toBe(200);
+    expect((await post('/api/fs/rename', { path: '/edit/top.txt', name: 'renamed.txt' })).code).toBe(200);
+    expect((await post('/api/fs/copy', { src_dir: '/edit/Folder', dst_dir: '/edit/New', names: ['blob.bin'] })).code).toBe(200);
+    expect((await post('/api/fs/move', { src_dir: '/edit', dst_dir: '/edit/New/Inner', names: ['renamed.txt'] })).code).toBe(200);
+    await new Promise((r) => setTimeout(r, 300)); // copy and move may run as tasks
+    expect((await post('/api/fs/remove', { dir: '/edit', names: ['Folder'] })).code).toBe(200);
+    expect(await names(s, admin, '/edit')).toEqual(['New']);
+    expect(await names(s, admin, '/edit/New')).toEqual(['Inner', 'blob.bin']);
+    expect(await names(s, admin, '/edit/New/Inner')).toEqual(['renamed.txt']);
+    // the copy still links to its URL, with the size and time of its line
+    const copied = await post('/api/fs/get', { path: '/edit/New/blob.bin' });
+    expect(copied.data).toMatchObject({ size: 5000 });
+    expect((await download(s, '/edit/New/Inner/renamed.txt')).body.toString()).toBe('plain');
+    // stored: the storage row holds the new text, and a restart of the storage reads it back
+    const row = (await s.api('GET', `/api/admin/storage/get?id=${id}`, { token: admin })).data;
+    expect(JSON.parse(row.addition).url_structure).toBe(
+      ['New:', '  Inner:', `    renamed.txt:${files.base}/data/plain%20name.txt`, `  blob.bin:5000:1700000000:${files.base}/data/blob.bin`].join('\n'),
+    );
+    expect((await s.api('POST', `/api/admin/storage/disable?id=${id}`, { token: admin })).code).toBe(200);
+    expect((await s.api('POST', `/api/admin/storage/enable?id=${id}`, { token: admin })).code).toBe(200);
+    expect(await names(s, admin, '/edit/New/Inner')).toEqual(['renamed.txt']);
+    // a name taken in the folder is refused
+    expect((await post('/api/fs/rename', { path: '/edit/New/blob.bin', name: 'Inner' })).code).not.toBe(200);
+    expect(await names(s, admin, '/edit/New')).toEqual(['Inner', 'blob.bin']);
+  });
+
   it('is read-only and reports a malformed structure as the storage status', async () => {
     const put = await s.inject({ method: 'PUT', url: '/api/fs/put', payload: 'x', headers: { authorization: admin, 'file-path': encodeURIComponent('/urls/new.txt'), 'content-type': 'text/plain' } });
     expect(put.json()).toMatchObject({ code: 500, message: 'upload not supported' });
-    expect((await s.api('POST', '/api/fs/mkdir', { token: admin, body: { path: '/urls/Folder/x' } })).message).toBe('not implement');
+    // not writable (the default): OpenList's permission denied
+    expect((await s.api('POST', '/api/fs/mkdir', { token: admin, body: { path: '/urls/Folder/x' } })).message).toMatch(/not writable|permission denied/);
     const bad = await s.api('POST', '/api/admin/storage/create', { token: admin, body: storageRow('/bad', 'UrlTree', { url_structure: 'no url here' }) });
     expect(bad.message).toBe('failed init storage but storage is already created: failed init storage: line 1: a file needs an http:// or https:// URL: no url here');
     const info = await s.api('GET', '/api/admin/driver/info?driver=UrlTree', { token: admin });
-    expect(info.data.additional.map((i: any) => [i.name, i.type, i.default])).toEqual([['url_structure', 'text', ''], ['head_size', 'bool', 'false']]);
+    expect(info.data.additional.map((i: any) => [i.name, i.type, i.default])).toEqual([['url_structure', 'text', ''], ['head_size', 'bool', 'false'], ['writable', 'bool', 'false']]);
     expect(info.data.config).toMatchObject({ name: 'UrlTree', no_upload: true, no_cache: true });
   });
 });

@@ -1,10 +1,12 @@
-import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { execFile, execFileSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { Readable, Writable } from 'node:stream';
 import { TLSSocket } from 'node:tls';
+import { promisify } from 'node:util';
 import { Client } from 'basic-ftp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ProtocolListener } from '../../src/protocols/listeners.js';
@@ -14,7 +16,32 @@ import { hasProgram } from '../helpers/daemons.js';
 import { localStorage, makeTree } from '../helpers/files.js';
 import { ADMIN_PASSWORD, startServer, type TestServer } from '../helpers/server.js';
 
+const run = promisify(execFile);
 const enabled = hasProgram('openssl');
+const clientsMissing = ['lftp', 'curl'].filter((p) => !hasProgram(p));
+if (clientsMissing.length > 0 && process.env.CI) throw new Error(`CI needs ${clientsMissing.join(', ')} for the FTPS mirror tests`);
+
+/** A folder tree as relative path -> 'dir' or the file's bytes in hex, to compare two trees. */
+function treeOf(root: string, rel = ''): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const name of readdirSync(path.join(root, rel)).sort()) {
+    const r = rel ? `${rel}/${name}` : name;
+    if (statSync(path.join(root, r)).isDirectory()) Object.assign(out, { [r]: 'dir' }, treeOf(root, r));
+    else out[r] = readFileSync(path.join(root, r)).toString('hex');
+  }
+  return out;
+}
+
+/** A tree with empty folders (one nested in another), 0-byte files and files of a few sizes. */
+const MIRRORED = {
+  'empty/': '',
+  'outer/inner-empty/': '',
+  'outer/zero.bin': '',
+  'zero.txt': '',
+  'small.txt': 'a small file',
+  'outer/big.bin': randomBytes(300_000),
+  'outer/deeper/one.bin': randomBytes(70_000),
+};
 if (!enabled) {
   if (process.env.CI) throw new Error('CI needs openssl (.ci/packages.sh installs it) for the FTP TLS tests');
   console.warn('\n*** SKIPPING FTP TLS tests: no openssl to make a certificate ***\n');
@@ -127,4 +154,32 @@ describe.runIf(enabled)('FTP over TLS', () => {
     }
     expect(await firstLine(srv.port)).toMatch(/^220/);
   });
+
+  it.skipIf(clientsMissing.length > 0)('lftp (GnuTLS) and curl (OpenSSL) mirror a tree with empty folders and 0-byte files over explicit FTPS, both ways', async () => {
+    const work = mkdtempSync(path.join(os.tmpdir(), 'atrium-ftps-mirror-'));
+    try {
+      const source = makeTree(MIRRORED, path.join(root, 'tree'));
+      const lftp = (script: string) =>
+        run('lftp', ['-c', `set ftp:ssl-force true; set ftp:ssl-protect-data true; set ssl:verify-certificate no; set ftp:passive-mode on; set net:max-retries 1; set net:timeout 10; open -u admin,${ADMIN_PASSWORD} -p ${srv.port} 127.0.0.1; ${script}`], { cwd: work });
+      // download: every empty listing and 0-byte file is a data connection with no bytes
+      await lftp('mirror /s/tree down');
+      expect(treeOf(path.join(work, 'down'))).toEqual(treeOf(source));
+      // upload: the client sends nothing on the empty files' data connections
+      await lftp('mirror -R down /s/up');
+      expect(treeOf(path.join(root, 'up'))).toEqual(treeOf(source));
+      const curl = (...args: string[]) => run('curl', ['-sS', '--ssl-reqd', '-k', '--user', `admin:${ADMIN_PASSWORD}`, ...args], { cwd: work, encoding: 'buffer' });
+      const base = `ftp://127.0.0.1:${srv.port}/s/tree`;
+      expect((await curl('-l', `${base}/empty/`)).stdout.length).toBe(0);
+      expect((await curl('-l', `${base}/outer/inner-empty/`)).stdout.length).toBe(0);
+      expect((await curl(`${base}/outer/zero.bin`)).stdout.length).toBe(0);
+      expect((await curl(`${base}/outer/big.bin`)).stdout.equals(readFileSync(path.join(source, 'outer/big.bin')))).toBe(true);
+      expect((await curl('-l', `${base}/outer/`)).stdout.toString().split(/\r?\n/).filter(Boolean).sort()).toEqual(['big.bin', 'deeper', 'inner-empty', 'zero.bin']);
+      await curl('-T', path.join(work, 'down/zero.txt'), `ftp://127.0.0.1:${srv.port}/s/curl-zero.txt`);
+      await curl('-T', path.join(work, 'down/outer/deeper/one.bin'), `ftp://127.0.0.1:${srv.port}/s/curl-one.bin`);
+      expect(statSync(path.join(root, 'curl-zero.txt')).size).toBe(0);
+      expect(readFileSync(path.join(root, 'curl-one.bin')).equals(readFileSync(path.join(source, 'outer/deeper/one.bin')))).toBe(true);
+    } finally {
+      rmSync(work, { recursive: true, force: true });
+    }
+  }, 60_000);
 });

@@ -69,4 +69,16 @@ export async function availableBackends(): Promise<Backend[]> {
   return only ? list.filter((b) => only.includes(b.name)) : list;
 }
 
+/**
+ * Every engine that answers: for the suites where the database decides something (the
+ * repositories, migrations, the cluster, uploads' claims, shares' counters, the search, locks),
+ * and test/api/fs-write.test.ts as the one full API suite on each engine.
+ */
 export const BACKENDS = await availableBackends();
+
+/**
+ * One engine (SQLite, unless ATRIUM_TEST_BACKENDS leaves it out) for the suites where the database
+ * is incidental: the fronts (FTP, SFTP, WebDAV, S3), reading, raw links, access rules, security
+ * probes. ATRIUM_TEST_ALL_ENGINES=1 runs them on every engine too.
+ */
+export const ONE_BACKEND: Backend[] = process.env.ATRIUM_TEST_ALL_ENGINES === '1' ? BACKENDS : BACKENDS.slice(0, 1);

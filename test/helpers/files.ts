@@ -26,6 +26,9 @@ export function localStorage(mountPath: string, root: string, extra: Record<stri
     order_direction: 'asc',
     extract_folder: 'front',
     webdav_policy: 'native_proxy',
+    // Deletes remove the bytes: the suites check the disk after a delete. A Local storage's own
+    // default (its trash on) is what test/trash/ tests, passing trash: ''.
+    trash: 'off',
     ...extra,
   };
 }

@@ -8,6 +8,7 @@ import { bootstrap, type Core, type OpenOptions, openCore } from '../../src/core
 import { dropAll } from '../../src/db/migrations.js';
 import { buildApp } from '../../src/server/app.js';
 import type { Backend } from './backends.js';
+import { cloneMigrated } from './db-template.js';
 import pino from 'pino';
 import { afterAll, beforeAll } from 'vitest';
 
@@ -35,7 +36,13 @@ export interface TestServerOptions {
   dataDir?: string;
   prefix?: string;
   /** Service options (task retry waits, tool poll interval) for faster tests. */
-  core?: Pick<OpenOptions, 'offline' | 'tasks'>;
+  core?: Pick<OpenOptions, 'offline' | 'tasks' | 'hooks'>;
+  /**
+   * Run every migration on the new prefix, as a real first start does, instead of copying the
+   * engine's migrated template (test/helpers/db-template.ts). ATRIUM_TEST_MIGRATE=1 does it for
+   * every server. A server given a `prefix` or a `dataDir` always migrates (it may share tables).
+   */
+  migrate?: boolean;
 }
 
 export async function startServer(backend: Backend, opts: TestServerOptions = {}): Promise<TestServer> {
@@ -50,6 +57,9 @@ export async function startServer(backend: Backend, opts: TestServerOptions = {}
     writeFileSync(path.join(dataDir, 'config.json'), JSON.stringify(config));
   }
   const loaded = loadConfig(dataDir, {});
+  // A new prefix of its own: copy the template the migrations made once for this engine; bootstrap's migrate then finds every version applied.
+  // (A template of other migrations than this process's is not copied: bootstrap migrates then.)
+  if (!opts.dataDir && !opts.prefix && !opts.migrate && process.env.ATRIUM_TEST_MIGRATE !== '1') await cloneMigrated(loaded.config.database);
   const core = openCore(loaded, { ...opts.core, log: pino({ level: process.env.ATRIUM_TEST_LOG ?? 'silent' }) });
   await bootstrap(core, { adminPassword: ADMIN_PASSWORD });
   const app = await buildApp(core);

@@ -5,6 +5,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { Client } from 'ldapts';
 import { hasProgram } from './daemons.js';
+import { freePort } from './process.js';
 import { waitFor } from './wait.js';
 
 export const LDAP_BASE = 'dc=atrium,dc=test';
@@ -26,16 +27,6 @@ export interface Slapd {
 }
 
 export const hasSlapd = () => hasProgram('slapd') && hasProgram('slapadd') && hasProgram('openssl');
-
-const freePort = () =>
-  new Promise<number>((resolve, reject) => {
-    const srv = net.createServer();
-    srv.once('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const { port } = srv.address() as net.AddressInfo;
-      srv.close(() => resolve(port));
-    });
-  });
 
 function openssl(dir: string, ...args: string[]): void {
   execFileSync('openssl', args, { cwd: dir, stdio: 'ignore' });

@@ -1,5 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { createReadStream, createWriteStream, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { createReadStream, createWriteStream, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import { pipeline } from 'node:stream/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -7,7 +7,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ProtocolListener } from '../../src/protocols/listeners.js';
 import { expectClean, type RcloneRig, rclone as runRclone, remoteEnv, sourceTree, startRcloneRig } from '../helpers/rclone.js';
 import { requireProgram } from '../webdav/dav-helpers.js';
-import { KEY_ID, SECRET, startS3 } from './s3-helpers.js';
+import { HeadObjectCommand } from '@aws-sdk/client-s3';
+import { client, KEY_ID, SECRET, startS3 } from './s3-helpers.js';
 
 const present = requireProgram('rclone', "the rclone s3 backend's round trip");
 
@@ -39,11 +40,11 @@ describe.runIf(present)('rclone s3 backend round trip', () => {
   let rig: RcloneRig;
   let listener: ProtocolListener;
   let env: NodeJS.ProcessEnv;
+  let endpoint: string;
   const tree = s3Tree();
 
   beforeAll(async () => {
     rig = await startRcloneRig(tree, 'atrium-rclone-s3-back');
-    let endpoint: string;
     ({ listener, endpoint } = await startS3(rig.s, [{ name: 'bkt', path: '/disk' }]));
     // The AWS SDK inside rclone reads AWS_* variables (a CA bundle, a profile): none from the host.
     const host = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('AWS_')));
@@ -83,6 +84,37 @@ describe.runIf(present)('rclone s3 backend round trip', () => {
     rmSync(path.join(src, 'd0'), { recursive: true });
     await rclone('sync', src, 'X:bkt/tree');
     expectClean(await rclone('check', src, 'X:bkt/tree'));
+  }, 300_000);
+
+  it('a second sync of an unchanged tree copies nothing, without flags: ETags are MD5s and x-amz-meta-mtime keeps its nanoseconds', async () => {
+    const src = mkdtempSync(path.join(os.tmpdir(), 'atrium-rclone-s3-resync-'));
+    const md5s: Record<string, string> = {};
+    try {
+      mkdirSync(path.join(src, 'sub'));
+      for (let i = 0; i < 40; i++) {
+        const rel = i % 2 ? `sub/f${i}.bin` : `f${i}.bin`;
+        const data = randomBytes(i * 1000);
+        writeFileSync(path.join(src, rel), data);
+        md5s[rel] = createHash('md5').update(data).digest('hex');
+        // Times finer than a millisecond, as file systems keep them.
+        const t = 1_700_000_000 + i * 3600 + 0.123456;
+        utimesSync(path.join(src, rel), t, t);
+      }
+      const first = await rclone('sync', src, 'X:bkt/resync', '-v', '--stats-one-line', '--stats', '1h');
+      expect(first.stderr.match(/Copied \(new\)/g)?.length).toBe(40);
+      // HeadObject answers the content's MD5 and the time as rclone sent it.
+      const s3 = client(endpoint);
+      const head = await s3.send(new HeadObjectCommand({ Bucket: 'bkt', Key: 'resync/sub/f1.bin' }));
+      s3.destroy();
+      expect(head.ETag).toBe(`"${md5s['sub/f1.bin']}"`);
+      expect(head.Metadata?.mtime).toMatch(/^1700003600\.123456/);
+      const second = await rclone('sync', src, 'X:bkt/resync', '-v', '--stats-one-line', '--stats', '1h');
+      expect(second.stderr).not.toMatch(/Copied|Updated modification time/);
+      expect(second.stderr).toMatch(/0 B \/ 0 B|Transferred:\s+0 \/ 0/);
+      expectClean(await rclone('check', src, 'X:bkt/resync'), '40 matching files');
+    } finally {
+      rmSync(src, { recursive: true, force: true });
+    }
   }, 300_000);
 
   it('copies one 1 GiB file in (multipart) and out: rclone check --download is clean, SHA-256 equal on disk and back', async () => {

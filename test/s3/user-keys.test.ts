@@ -3,12 +3,12 @@ import path from 'node:path';
 import { ListBucketsCommand, ListObjectsV2Command, PutObjectCommand, GetObjectCommand } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ProtocolListener } from '../../src/protocols/listeners.js';
-import { BACKENDS } from '../helpers/backends.js';
+import { ONE_BACKEND } from '../helpers/backends.js';
 import { localStorage, makeTree } from '../helpers/files.js';
 import { startServer, type TestServer } from '../helpers/server.js';
 import { client, startS3 } from './s3-helpers.js';
 
-describe.each(BACKENDS)('per-user S3 access keys ($name)', (backend) => {
+describe.each(ONE_BACKEND)('per-user S3 access keys ($name)', (backend) => {
   let s: TestServer;
   let root: string;
   let listener: ProtocolListener;

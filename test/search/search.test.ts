@@ -211,6 +211,16 @@ describe.each(BACKENDS)('search index on $name', (backend) => {
     await post('/api/admin/setting/save', [{ key: 'max_index_depth', value: '20' }, { key: 'ignore_paths', value: '' }]);
     await buildIndex(s, admin);
     expect(hits(await search({ keywords: 'bottom' }))).toEqual(['/s/deep/l2/l3/bottom-file.txt']);
+
+    // The request's own ignore_paths (OpenList's front end sends them) leave a subtree out of that update only.
+    writeFileSync(path.join(root, 'deep/l2/side-note.txt'), 's');
+    expect((await post('/api/admin/index/update', { paths: ['/s/deep'], ignore_paths: ['/s/deep/l2/l3', ''] })).code).toBe(200);
+    await waitIdle(s);
+    expect(hits(await search({ keywords: 'side-note' }))).toEqual(['/s/deep/l2/side-note.txt']);
+    expect(hits(await search({ keywords: 'bottom' }))).toEqual([]);
+    expect((await post('/api/admin/index/update', { paths: ['/s/deep'] })).code).toBe(200);
+    await waitIdle(s);
+    expect(hits(await search({ keywords: 'bottom' }))).toEqual(['/s/deep/l2/l3/bottom-file.txt']);
   });
 
   it('stop, clear and their errors', async () => {

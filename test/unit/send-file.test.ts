@@ -8,7 +8,7 @@ import path from 'node:path';
 import { Readable } from 'node:stream';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { type FileSource, sendFile } from '../../src/server/send-file.js';
+import { type FileSource, sendFile } from '../../src/http/send-file.js';
 
 const MTIME = new Date('2024-03-05T06:07:08.500Z');
 const LAST_MODIFIED = 'Tue, 05 Mar 2024 06:07:08 GMT';

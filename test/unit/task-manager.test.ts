@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import pino from 'pino';
+import { isAbort } from '../../src/errors.js';
 import { defaultConfig } from '../../src/config/defaults.js';
 import type { TasksRepo } from '../../src/db/tasks.js';
 import { STATE, type Task, TaskManager, type TaskRun } from '../../src/tasks/manager.js';
@@ -62,6 +63,7 @@ describe('TaskManager', () => {
   it('cancel aborts the running work; a task waiting for a retry is canceled at once', async () => {
     const { m } = manager(undefined, (c) => (c.copy.max_retry = 5));
     let sawAbort = false;
+    let reason: unknown;
     const running = m.submit({
       kind: 'copy',
       name: 'long',
@@ -69,6 +71,7 @@ describe('TaskManager', () => {
         new Promise((_resolve, reject) =>
           ctx.signal.addEventListener('abort', () => {
             sawAbort = true;
+            reason = ctx.signal.reason;
             reject(new Error('stopped'));
           }),
         ),
@@ -78,6 +81,8 @@ describe('TaskManager', () => {
     expect(running.state).toBe(STATE.CANCELING);
     await running.done;
     expect(sawAbort).toBe(true);
+    // Cancellation is an AbortError (matched by name, never by text); the task keeps OpenList's wire text.
+    expect(isAbort(reason)).toBe(true);
     expect(running.state).toBe(STATE.CANCELED);
     expect(running.error).toBe('context canceled');
 

@@ -2,7 +2,8 @@ import pino from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import { defaultConfig } from '../../src/config/defaults.js';
 import type { TasksRepo } from '../../src/db/tasks.js';
-import { STATE, TaskManager, type TaskContext, type TaskKind, type TaskQueue } from '../../src/tasks/manager.js';
+import type { TaskKind } from '../../src/tasks/kinds.js';
+import { STATE, TaskManager, type TaskContext, type TaskQueue } from '../../src/tasks/manager.js';
 import { MemoryRepo } from '../helpers/memory-tasks.js';
 import { waitUntil } from '../helpers/wait.js';
 

@@ -35,11 +35,11 @@ describe('TokenService', () => {
     expect(await tokens.verify(token)).toEqual(claims);
     // Another signature on the same header and payload is refused, remembered or not.
     const [h, p] = token.split('.');
-    await expect(tokens.verify(`${h}.${p}.${'A'.repeat(43)}`)).rejects.toMatchObject({ code: 401, message: MSG.invalidated });
+    await expect(tokens.verify(`${h}.${p}.${'A'.repeat(43)}`)).rejects.toMatchObject({ kind: 'Unauthorized', message: MSG.invalidated });
     // Past its lifetime (1 hour) the remembered token is expired, as a new one would be.
     vi.setSystemTime(new Date('2026-01-01T01:00:01Z'));
-    await expect(tokens.verify(token)).rejects.toMatchObject({ code: 401, message: MSG.expired });
-    await expect(tokens.verify(token)).rejects.toMatchObject({ code: 401, message: MSG.expired });
+    await expect(tokens.verify(token)).rejects.toMatchObject({ kind: 'Unauthorized', message: MSG.expired });
+    await expect(tokens.verify(token)).rejects.toMatchObject({ kind: 'Unauthorized', message: MSG.expired });
   });
 
   it('a remembered token whose session was revoked is refused', async () => {
@@ -48,13 +48,13 @@ describe('TokenService', () => {
     const token = await tokens.issue(user, meta);
     const { sessionId } = await tokens.verify(token);
     await tokens.revoke(sessionId);
-    await expect(tokens.verify(token)).rejects.toMatchObject({ code: 401, message: MSG.invalidated });
+    await expect(tokens.verify(token)).rejects.toMatchObject({ kind: 'Unauthorized', message: MSG.invalidated });
   });
 
   it('a token signed with another secret is refused', async () => {
     const s = sessions();
     const other = await new TokenService('another-secret-entirely', 1, s.repo).issue(user, meta);
     const tokens = new TokenService('a-secret-of-some-length', 1, s.repo);
-    await expect(tokens.verify(other)).rejects.toMatchObject({ code: 401, message: MSG.invalidated });
+    await expect(tokens.verify(other)).rejects.toMatchObject({ kind: 'Unauthorized', message: MSG.invalidated });
   });
 });

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { downloadToDir, openUrl, type PartialDownload } from '../../src/offline/simple-http.js';
-import { isPrivateAddress, resolveTarget } from '../../src/offline/url-guard.js';
+import { isPrivateAddress, resolveTarget } from '../../src/net/url-guard.js';
 import { type FileServer, startFileServer } from '../helpers/file-server.js';
 
 describe('SSRF guard', () => {

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import QRCode from 'qrcode';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import yauzl from 'yauzl';
-import { requireChromium, screenshot } from '../helpers/browser.js';
+import { requireChromium, savedDownload, screenshot } from '../helpers/browser.js';
 import { openWebSession, type WebSession } from '../helpers/web-session.js';
 
 /** name → bytes of every file entry of a zip (folders end with /). */
@@ -42,7 +42,7 @@ describe.runIf(requireChromium('the folder download browser tests'))('download a
     const [download] = await Promise.all([w.page.waitForEvent('download'), w.page.click('.actionbar button[data-action=download_zip]')]);
     expect(download.suggestedFilename()).toBe('box.zip');
     await w.page.locator('.toast', { hasText: 'Downloading 3 file(s)' }).waitFor();
-    const files = await unzip((await download.path())!);
+    const files = await unzip(await savedDownload(download));
     expect(files).toEqual({ 'album/one.jpg': 'ONE', 'album/two/three.jpg': 'THREE', 'album/nothing/': '', 'readme.txt': 'read me' });
     for (const [name, bytes] of Object.entries(files)) if (bytes) expect(readFileSync(`${w.root}/box/${name}`, 'utf8')).toBe(bytes);
   });
@@ -53,7 +53,7 @@ describe.runIf(requireChromium('the folder download browser tests'))('download a
     await w.row('album').click({ button: 'right' });
     const [download] = await Promise.all([w.page.waitForEvent('download'), w.page.click('[data-testid=context-menu] [data-action=download_zip]')]);
     expect(download.suggestedFilename()).toBe('album.zip');
-    expect(Object.keys(await unzip((await download.path())!)).sort()).toEqual(['album/nothing/', 'album/one.jpg', 'album/two/three.jpg']);
+    expect(Object.keys(await unzip(await savedDownload(download))).sort()).toEqual(['album/nothing/', 'album/one.jpg', 'album/two/three.jpg']);
   });
 
   it('shows the QR code of a file link, the same code the link encodes', async () => {

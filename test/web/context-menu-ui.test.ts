@@ -1,7 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { requireChromium, screenshot } from '../helpers/browser.js';
+import { requireChromium, savedDownload, screenshot } from '../helpers/browser.js';
 import { openWebSession, type WebSession } from '../helpers/web-session.js';
 
 const waitFor = async (check: () => boolean, what: string) => {
@@ -36,7 +36,7 @@ describe.runIf(requireChromium('the context menu browser tests'))('context menu 
 
   it('offers folder actions without download or link for a folder', async () => {
     await w.row('sub').click({ button: 'right' });
-    expect(await actions()).toEqual(['open', 'download_zip', 'rename', 'move', 'copy', 'share', 'delete']);
+    expect(await actions()).toEqual(['open', 'download_zip', 'rename', 'move', 'copy', 'recursive_move', 'share', 'delete']);
     await choose('open');
     await w.row('inner.txt').waitFor();
     await w.page.goBack();
@@ -46,8 +46,8 @@ describe.runIf(requireChromium('the context menu browser tests'))('context menu 
   it('downloads the file with the bytes on disk', async () => {
     await w.row('b.txt').click({ button: 'right' });
     const [download] = await Promise.all([w.page.waitForEvent('download'), choose('download')]);
-    const saved = await download.path();
-    expect(readFileSync(saved!, 'utf8')).toBe('bravo');
+    const saved = await savedDownload(download);
+    expect(readFileSync(saved, 'utf8')).toBe('bravo');
     expect(download.suggestedFilename()).toBe('b.txt');
   });
 

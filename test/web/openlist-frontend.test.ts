@@ -6,10 +6,12 @@ import type { Browser, Page, Route } from 'playwright-core';
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BACKENDS } from '../helpers/backends.js';
+import { type Daemon, hasProgram, startAria2, startQbittorrent, startTransmission } from '../helpers/daemons.js';
 import { launchChromium, requireChromium, screenshot } from '../helpers/browser.js';
 import { localStorage, makeTree } from '../helpers/files.js';
 import { listenLoopback } from '../helpers/http.js';
 import { ADMIN_PASSWORD, startServer, type TestServer } from '../helpers/server.js';
+import { bencode, makeTorrent } from '../helpers/torrent.js';
 
 /**
  * OpenList's own web front end (npm @openlist-frontend/openlist-frontend 4.2.6) served through
@@ -22,10 +24,13 @@ const enabled = requireChromium('the OpenList front-end walk');
 const DIST = path.resolve('node_modules/@openlist-frontend/openlist-frontend/dist');
 
 /** Routes the 4.2.6 front end may call whose feature Atrium has not built yet (see docs/http-api.md). */
-const NOT_BUILT: Array<[RegExp, string]> = [
-  [/^\/api\/admin\/message\//, 'the admin message bus'],
-  [/^\/api\/fs\/torrent\//, 'torrent helpers'],
-];
+const NOT_BUILT: Array<[RegExp, string]> = [[/^\/api\/fs\/torrent\/(upload_parse|generate)$/, 'torrent helpers']];
+
+/**
+ * Answers other than 200 that are OpenList's own for the situation: the Messenger page polls
+ * `message/get` every second, which is `404 no message` while no server part offers one.
+ */
+const EXPECTED: Array<(c: ApiCall) => boolean> = [(c) => c.path === '/api/admin/message/get' && c.code === 404 && c.message === 'no message'];
 
 /** Routes whose request body is a file the browser streams (their answers are checked on disk). */
 const UPLOADS = new Set(['/api/fs/put', '/api/fs/form', '/api/fs/multipart/chunk']);
@@ -59,6 +64,11 @@ describe.runIf(enabled)('the OpenList 4.2.6 front end against Atrium', () => {
   const calls: ApiCall[] = [];
   const pageErrors: string[] = [];
   const uploadDir = path.join(os.tmpdir(), `atrium-ol-upload-${process.pid}`);
+  const daemonDir = path.join(os.tmpdir(), `atrium-ol-daemons-${process.pid}`);
+  /** The torrent tools, running on loopback, so the BT tab and the Save buttons of Settings → Other reach a real tool. */
+  const daemons: Partial<Record<'aria2' | 'qBittorrent' | 'Transmission', Daemon>> = {};
+  /** A torrent whose only source is a web seed on a closed port: a tool accepts it and never completes it. */
+  const show = makeTorrent('show.mkv', Buffer.alloc(100 * 1024, 5), 'http://127.0.0.1:9/show.mkv', 16 * 1024);
 
   /**
    * Every /api exchange passes here: the request goes on to the server unchanged and its answer
@@ -114,6 +124,7 @@ describe.runIf(enabled)('the OpenList 4.2.6 front end against Atrium', () => {
       'media/other.bin': Buffer.alloc(100, 3),
       'work/keep.txt': 'keep me',
       'target/': '',
+      'torrents/show.torrent': show.file,
     });
     s = await startServer(BACKENDS[0]!, { config: { dist_dir: DIST } });
     admin = await s.login();
@@ -122,6 +133,12 @@ describe.runIf(enabled)('the OpenList 4.2.6 front end against Atrium', () => {
     const noAutoplay = [{ key: 'audio_autoplay', value: 'false' }, { key: 'video_autoplay', value: 'false' }];
     expect((await s.api('POST', '/api/admin/setting/save', { token: admin, body: noAutoplay })).code).toBe(200);
     base = await listenLoopback(s.app);
+    if (hasProgram('aria2c')) daemons.aria2 = await startAria2(path.join(daemonDir, 'aria2'), 'ol-secret');
+    if (hasProgram('qbittorrent-nox')) daemons.qBittorrent = await startQbittorrent(path.join(daemonDir, 'qbt'));
+    if (hasProgram('transmission-daemon')) daemons.Transmission = await startTransmission(path.join(daemonDir, 'transmission'));
+    if (daemons.aria2) expect((await s.api('POST', '/api/admin/setting/set_aria2', { token: admin, body: { uri: daemons.aria2.uri, secret: 'ol-secret' } })).code).toBe(200);
+    if (daemons.qBittorrent) expect((await s.api('POST', '/api/admin/setting/set_qbit', { token: admin, body: { url: daemons.qBittorrent.uri, seedtime: '0' } })).code).toBe(200);
+    if (daemons.Transmission) expect((await s.api('POST', '/api/admin/setting/set_transmission', { token: admin, body: { uri: daemons.Transmission.uri, seedtime: '0' } })).code).toBe(200);
     browser = await launchChromium();
     const ctx = await browser.newContext({ viewport: { width: 1280, height: 860 } });
     page = await ctx.newPage();
@@ -132,6 +149,8 @@ describe.runIf(enabled)('the OpenList 4.2.6 front end against Atrium', () => {
 
   afterAll(async () => {
     await browser?.close();
+    for (const d of Object.values(daemons)) await d.stop();
+    rmSync(daemonDir, { recursive: true, force: true });
     await s?.destroy();
     rmSync(root, { recursive: true, force: true });
     rmSync(uploadDir, { recursive: true, force: true });
@@ -289,7 +308,7 @@ describe.runIf(enabled)('the OpenList 4.2.6 front end against Atrium', () => {
     await page.goto(`${base}/@manage/settings/traffic`);
     await page.getByText(/copy task threads num/i).first().waitFor();
     await page.getByText(/max client download speed/i).first().waitFor();
-  });
+  }, 120_000); // two dozen pages, each waited for until the network is idle
 
   it('runs a manual scan from the Indexes page', async () => {
     await page.goto(`${base}/@manage/indexes`);
@@ -304,6 +323,95 @@ describe.runIf(enabled)('the OpenList 4.2.6 front end against Atrium', () => {
     await screenshot(page, 'ol-07-scan');
   });
 
+  /** The offline-download tasks added since a step began, cancelled (a web seed on a closed port never completes). */
+  async function cancelDownloads(ids: string[]) {
+    for (const id of ids) expect((await s.api('POST', `/api/admin/task/offline_download/cancel?tid=${id}`, { token: admin })).code).toBe(200);
+  }
+
+  it.runIf(hasProgram('aria2c'))('the BT tab: "BT Fetch" on a .torrent parses it, lists its files and starts it in a torrent tool', async () => {
+    await openFolder('/local/torrents');
+    const parsed = page.waitForResponse((r) => new URL(r.url()).pathname === '/api/fs/torrent/parse');
+    await contextAction('show.torrent', 'BT Fetch');
+    const info = await (await parsed).json();
+    expect(info).toMatchObject({ code: 200, data: { name: 'show.mkv', total_size: 100 * 1024, piece_count: 7, info_hash: show.infoHash, files: [{ path: 'show.mkv', size: 100 * 1024 }], has_cas: false } });
+    await modal().getByText('show.mkv').first().waitFor();
+    await modal().getByText('No CAS info found', { exact: false }).waitFor();
+    await screenshot(page, 'ol-08-bt-tab');
+    const added = page.waitForResponse((r) => new URL(r.url()).pathname === '/api/fs/add_offline_download');
+    await modal().getByRole('button', { name: 'Start Download' }).click();
+    const res = await added;
+    const sent = res.request().postDataJSON();
+    // the front end hands the torrent to the tool as a magnet of its info hash, name and size
+    expect(sent).toMatchObject({ path: '/local/torrents', tool: 'aria2' });
+    expect(sent.urls).toEqual([`magnet:?xt=urn:btih:${show.infoHash}&xl=${100 * 1024}&dn=show.mkv`]);
+    const answer = await res.json();
+    expect(answer.code, answer.message).toBe(200);
+    expect(answer.data.tasks[0].name).toBe(`download ${sent.urls[0]} to (/local/torrents)`);
+    await cancelDownloads(answer.data.tasks.map((t: { id: string }) => t.id));
+  });
+
+  it('the BT tab: a .torrent picked in the dialog is parsed and its files listed', async () => {
+    const info = { name: 'album', 'piece length': 16384, pieces: Buffer.alloc(20, 1), files: [{ length: 300, path: ['cd1', 'one.flac'] }, { length: 200, path: ['cover.jpg'] }] };
+    mkdirSync(uploadDir, { recursive: true });
+    const file = path.join(uploadDir, 'album.torrent');
+    writeFileSync(file, bencode({ info }));
+    await openFolder('/local/target');
+    await page.locator('[tips=offline_download]').first().click();
+    await modal().getByRole('button', { name: 'BT Download' }).click();
+    const chooser = page.waitForEvent('filechooser');
+    await modal().getByText('Or click to select a .torrent file').click();
+    const parsed = page.waitForResponse((r) => new URL(r.url()).pathname === '/api/fs/torrent/parse');
+    await (await chooser).setFiles(file);
+    const answer = await (await parsed).json();
+    expect(answer).toMatchObject({ code: 200, data: { name: 'album', total_size: 500, files: [{ path: 'cd1/one.flac', size: 300 }, { path: 'cover.jpg', size: 200 }] } });
+    await modal().getByText('one.flac').waitFor();
+    await modal().getByText('cover.jpg').waitFor();
+    await screenshot(page, 'ol-08-bt-files');
+    await modal().getByRole('button', { name: 'Cancel' }).click();
+  });
+
+  it('the Messenger page receives a server part’s message and sends the admin’s answer to one waiting', async () => {
+    const offered = s.core.messenger.send({ type: 'string', content: 'scan the code, then type it below' }, 30);
+    const answered = s.core.messenger.receive(30);
+    // (a failed step must not leave a rejection for the server's close)
+    offered.catch(() => {});
+    answered.catch(() => {});
+    await page.goto(`${base}/@manage/messenger`);
+    await page.getByText('scan the code, then type it below').waitFor();
+    await offered;
+    await page.locator('input:visible, textarea:visible').last().fill('483920');
+    const sent = page.waitForResponse((r) => new URL(r.url()).pathname === '/api/admin/message/send');
+    await page.getByRole('button', { name: 'Send', exact: true }).click();
+    expect((await (await sent).json()).code).toBe(200);
+    expect(await answered).toBe('483920');
+    await screenshot(page, 'ol-09-messenger');
+    await page.goto(`${base}/@manage`);
+  });
+
+  it('Settings → Other: every Save button answers 200 (the torrent tools connect, the cloud tools save their temp folder)', async () => {
+    await page.goto(`${base}/@manage/settings/other`);
+    const saves = page.getByRole('button', { name: 'Save', exact: true });
+    await saves.first().waitFor();
+    const count = await saves.count();
+    const routes: string[] = [];
+    for (let i = 0; i < count; i++) {
+      const answered = page.waitForResponse((r) => new URL(r.url()).pathname.startsWith('/api/admin/setting/'));
+      await saves.nth(i).click();
+      const res = await answered;
+      const route = new URL(res.url()).pathname.replace('/api/admin/setting/', '');
+      const body = await res.json();
+      if (route === 'set_qbit' && !daemons.qBittorrent) continue;
+      if (route === 'set_transmission' && !daemons.Transmission) continue;
+      if (route === 'set_aria2' && !daemons.aria2) continue;
+      expect(body.code, `${route}: ${body.message}`).toBe(200);
+      routes.push(route);
+    }
+    const cloud = ['set_115', 'set_115_open', 'set_123_pan', 'set_123_open', 'set_pikpak', 'set_thunder', 'set_thunderx', 'set_thunder_browser', 'set_guangyapan'];
+    expect(routes).toEqual(expect.arrayContaining(cloud));
+    if (daemons.aria2) expect(routes).toContain('set_aria2');
+    await screenshot(page, 'ol-10-settings-other');
+  });
+
   it('every /api answer was code 200, except routes of features not built yet (which answer as missing routes)', () => {
     const unexpected: string[] = [];
     const notBuilt = new Set<string>();
@@ -315,6 +423,7 @@ describe.runIf(enabled)('the OpenList 4.2.6 front end against Atrium', () => {
         continue;
       }
       if (c.unread && UPLOADS.has(c.path) && c.status === 200) continue; // checked on disk by the upload step
+      if (c.status === 200 && EXPECTED.some((ok) => ok(c))) continue;
       if (c.status !== 200 || c.code !== 200) unexpected.push(`${c.method} ${c.path} → HTTP ${c.status} code ${c.code} (${c.message})`);
     }
     if (notBuilt.size > 0) console.log(`routes of features not built yet, called by the front end:\n  ${[...notBuilt].join('\n  ')}`);

@@ -87,7 +87,7 @@ describe.runIf(enabled)('share links in the web UI', () => {
     await page.click('button[type=submit]');
     const list = page.locator('[data-testid=share-list]');
     await list.waitFor();
-    expect((await list.locator('tbody tr a').allInnerTexts()).map((x) => x.trim())).toEqual(['notes', 'report.txt']);
+    expect((await list.locator('[data-testid=row] a.name').allInnerTexts()).map((x) => x.trim())).toEqual(['notes', 'report.txt']);
     expect(await page.content()).not.toContain('private.txt');
     await page.click('a:has-text("report.txt")');
     const dl = page.locator('[data-testid=share-download]');
@@ -178,7 +178,7 @@ describe.runIf(enabled)('share links in the web UI', () => {
     await page.click('button[type=submit]');
     const list = page.locator('[data-testid=share-list]');
     await list.waitFor();
-    expect((await list.locator('tbody tr a').allInnerTexts()).map((x) => x.trim()).sort()).toEqual(['a.zip', 'locked', 'plain.txt']);
+    expect((await list.locator('[data-testid=row] a.name').allInnerTexts()).map((x) => x.trim()).sort()).toEqual(['a.zip', 'locked', 'plain.txt']);
     await page.click('a:has-text("locked")');
     const prompt = page.locator('[data-testid=share-folder-password]');
     await prompt.waitFor();

@@ -97,7 +97,9 @@ describe.runIf(requireChromium('the tasks page browser tests'))('tasks page and 
     await cdp.send('Network.emulateNetworkConditions', { offline: false, latency: 0, downloadThroughput: -1, uploadThroughput: 256 * 1024 });
     await w.page.locator('[data-testid=upload-input]').setInputFiles({ name: 'up.bin', mimeType: 'application/octet-stream', buffer: Buffer.alloc(1536 * 1024, 1) });
     await expect.poll(() => w.page.locator('[data-testid=upload-speed]').textContent(), { timeout: 10_000 }).toMatch(/^\d+(\.\d+)? KB\/s · \d+ s left$/);
-    await expect.poll(() => w.page.locator('[data-testid=upload-item] .status').textContent()).toMatch(/% · .* KB\/s · \d+ s$/);
+    // the item: its percentage, and under its name the bytes sent of its size, the speed and the time left
+    await expect.poll(() => w.page.locator('[data-testid=upload-item] .status').textContent()).toMatch(/^\d+%$/);
+    await expect.poll(() => w.page.locator('[data-testid=upload-detail]').textContent()).toMatch(/ \/ 1\.50 MB · .* KB\/s · \d+ s left$/);
     await screenshot(w.page, '71-upload-speed');
     await cdp.send('Network.emulateNetworkConditions', { offline: false, latency: 0, downloadThroughput: -1, uploadThroughput: -1 });
     await expect.poll(() => existsSync(path.join(w.root, 'dl', 'up.bin')), { timeout: 20_000 }).toBe(true);

@@ -4,6 +4,7 @@ import { mainColor } from './config';
 import { readable } from './contrast';
 import { ContextMenuHost } from './components/ContextMenu';
 import { DialogHost } from './components/Dialog';
+import FirstRun from './components/FirstRun';
 import Header from './components/Header';
 import Markdown from './components/Markdown';
 import UploadPanel from './components/UploadPanel';
@@ -16,6 +17,7 @@ import { dark, isAdmin, loadMe, loadSettings, me, settings, toasts } from './sta
 
 const Manage = lazy(() => import('./pages/manage/Manage'));
 const ShareVisit = lazy(() => import('./shares/ShareVisit'));
+const Trash = lazy(() => import('./trash/Trash'));
 /** Share links are opened by visitors without an account. */
 const isShareVisit = (p: string) => p === '/@s' || p.startsWith('/@s/');
 
@@ -74,8 +76,18 @@ export default function App() {
             <Manage path={path()} admin={isAdmin()} />
           </Suspense>
         </Match>
+        <Match when={(path() === '/@trash' || path().startsWith('/@trash/')) && me()}>
+          <Suspense fallback={<p class="muted center">{t('loading')}</p>}>
+            <Show when={path().slice('/@trash'.length) || '/'} keyed>
+              {(p) => <Trash path={p} />}
+            </Show>
+          </Suspense>
+        </Match>
         <Match when={me()}>
           <main class="container">
+            <Show when={path() === '/'}>
+              <FirstRun />
+            </Show>
             <Show when={path() === '/' && settings().announcement}>
               <Markdown source={settings().announcement!} class="announcement" />
             </Show>

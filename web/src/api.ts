@@ -59,47 +59,32 @@ export function rawLink(path: string, sign: string): string {
   return `${location.origin}${basePath}/d${encodePath(path)}${sign ? `?sign=${encodeURIComponent(sign)}` : ''}`;
 }
 
-export interface Obj {
-  name: string;
-  size: number;
-  is_dir: boolean;
-  modified: string;
-  created?: string;
-  sign: string;
-  thumb: string;
-  type: number;
-}
-
-export interface ListResp {
-  content: Obj[] | null;
-  total: number;
-  readme: string;
-  header: string;
-  write: boolean;
-  provider: string;
-}
-
-export interface GetResp extends Obj {
-  raw_url: string;
-  readme: string;
-  header: string;
-  provider: string;
-  related: Obj[] | null;
-}
-
-export interface User {
-  id: number;
-  username: string;
-  base_path: string;
-  role: number;
-  disabled: boolean;
-  permission: number;
-  otp?: boolean;
-  /** May sign in with the LDAP directory's password. */
-  allow_ldap?: boolean;
-  /** The single sign-on identity bound to the account ('' when none). */
-  sso_id?: string;
-}
+// The wire's objects: types inferred from the server's zod shapes (src/server/shapes.ts), so a
+// field changed there breaks this typecheck. Type-only: nothing of the server reaches the bundle.
+export type {
+  AppPassword,
+  ArchiveMeta,
+  ArchiveTreeEntry,
+  GetResp,
+  ListResp,
+  Meta,
+  Obj,
+  Passkey,
+  S3Key,
+  Setting,
+  Share,
+  SshKey,
+  Storage,
+  SyncJob,
+  SyncReport,
+  SyncRun,
+  Task,
+  TaskKind,
+  TrashEntry,
+  UploadSnapshot,
+  User,
+  WopiSession,
+} from '../../src/server/wire-types';
 
 export interface UploadHandle {
   promise: Promise<unknown>;

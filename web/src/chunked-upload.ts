@@ -4,16 +4,7 @@
 // front end sends them: a chunk's turn between its answer and the next request overlaps the other
 // chunks' bytes), with progress, then complete. Pausing aborts the chunks in flight; resuming asks
 // the server what it holds and goes on.
-import { ApiError, encodePath, type UploadHandle, xhrApi } from './api';
-
-interface Snapshot {
-  upload_id: string;
-  state: string;
-  chunk_size: number;
-  total_chunks: number;
-  received: number[][];
-  received_bytes: number;
-}
+import { ApiError, encodePath, type UploadHandle, type UploadSnapshot, xhrApi } from './api';
 
 export interface ChunkedHandle extends UploadHandle {
   pause(): void;
@@ -27,7 +18,7 @@ const send = <T = unknown>(method: string, route: string, hdrs: Record<string, s
 /** Chunks sent at a time (OpenList's web front end sends three). */
 const CHUNKS_IN_FLIGHT = 3;
 
-const held = (s: Snapshot) => new Set(s.received.flatMap(([a, b]) => Array.from({ length: b! - a! + 1 }, (_, i) => a! + i)));
+const held = (s: UploadSnapshot) => new Set(s.received.flatMap(([a, b]) => Array.from({ length: b! - a! + 1 }, (_, i) => a! + i)));
 
 export function uploadInChunks(
   file: File,
@@ -44,7 +35,7 @@ export function uploadInChunks(
   const pw: Record<string, string> = opts.password ? { Password: opts.password } : {};
 
   /** Sends the chunks `todo` holds, CHUNKS_IN_FLIGHT at a time, until all are sent or a pause; the first error (but a pause's aborts) ends it. */
-  const sendChunks = async (snap: Snapshot, todo: number[]) => {
+  const sendChunks = async (snap: UploadSnapshot, todo: number[]) => {
     let done = snap.received_bytes;
     const loading = new Map<number, number>();
     const report = () => onProgress(done + [...loading.values()].reduce((a, b) => a + b, 0));
@@ -79,7 +70,7 @@ export function uploadInChunks(
   };
 
   const run = async () => {
-    const init = await send<Snapshot>(
+    const init = await send<UploadSnapshot>(
       'POST',
       'init',
       { ...pw, 'File-Path': encodePath(target), 'X-File-Size': String(file.size), 'X-Chunk-Size': String(opts.chunkSize), Overwrite: String(opts.overwrite), 'Last-Modified': String(file.lastModified), 'Content-Type': file.type || 'application/octet-stream' },
@@ -99,7 +90,7 @@ export function uploadInChunks(
       await new Promise<void>((r) => (wake = r));
       if (canceled) throw new ApiError(-1, 'canceled');
       onPaused(false);
-      snap = await send<Snapshot>('GET', `status?upload_id=${uploadId}`, pw, null);
+      snap = await send<UploadSnapshot>('GET', `status?upload_id=${uploadId}`, pw, null);
     }
     return send('POST', 'complete', { ...pw, 'X-Upload-Id': uploadId }, null);
   };

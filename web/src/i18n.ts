@@ -3,6 +3,14 @@
 // first render: the one chosen in the switcher, else the browser's, else English.
 import { FIELDS_EN } from './fieldsEn';
 import { ARCHIVE_MESSAGES } from './i18n-archive';
+import { HOOK_MESSAGES } from './i18n-hooks';
+import { AUDIT_MESSAGES } from './i18n-audit';
+import { TRASH_MESSAGES } from './i18n-trash';
+import { OFFICE_MESSAGES } from './i18n-office';
+import { CONFLICT_MESSAGES } from './i18n-conflicts';
+import { FIRSTRUN_MESSAGES } from './i18n-firstrun';
+import { SHARE_FORM_MESSAGES } from './i18n-share-form';
+import { SYNC_MESSAGES } from './i18n-sync';
 
 const en = {
   'login.title': 'Log in to {site}',
@@ -87,6 +95,7 @@ const en = {
   'task.kind_offline_download_transfer': 'Offline transfers',
   'task.kind_decompress': 'Decompressions',
   'task.kind_decompress_upload': 'Decompressed uploads',
+  'task.kind_sync': 'Sync runs',
   'task.filter': 'Show',
   'task.filter_all': 'All',
   'task.filter_running': 'Running and waiting',
@@ -322,6 +331,14 @@ const en = {
   'share.unavailable': 'This share is not available',
   'share.shared_by': 'Shared files',
   ...ARCHIVE_MESSAGES,
+  ...HOOK_MESSAGES,
+  ...AUDIT_MESSAGES,
+  ...TRASH_MESSAGES,
+  ...OFFICE_MESSAGES,
+  ...CONFLICT_MESSAGES,
+  ...FIRSTRUN_MESSAGES,
+  ...SHARE_FORM_MESSAGES,
+  ...SYNC_MESSAGES,
 } as const;
 
 export type MessageKey = keyof typeof en;

@@ -1,10 +1,10 @@
 // The named virtual paths an overlay shows (Alias, Strm): `paths` as the original reads it, and
 // which of those paths a path of the overlay stands for.
 
+import { isKind } from '../../errors.js';
 import path from 'node:path';
 import { cleanPath, isSubPath } from '../../util/paths.js';
-import { type Obj, ObjectNotFound } from '../types.js';
-import type { VirtualFs } from '../vfs.js';
+import { type Obj, ObjectNotFound, type VirtualFs } from '../types.js';
 
 /**
  * `paths` as the original reads it: one entry per line, `/some/path` (named by its base name)
@@ -107,7 +107,7 @@ export async function listEach(vfs: VirtualFs, dirs: string[], take: (dir: strin
       take(dir, await vfs.list(dir));
       listed = true;
     } catch (err) {
-      if (!(err instanceof ObjectNotFound)) failure ??= err;
+      if (!isKind(err, 'NotFound')) failure ??= err;
     }
   }
   if (!listed) throw failure ?? new ObjectNotFound();

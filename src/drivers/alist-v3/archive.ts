@@ -1,4 +1,4 @@
-import { encodePath } from '../../server/urls.js';
+import { encodePath } from '../../util/encode-path.js';
 import type { ArchiveObj, DriverArchiveMeta } from '../types.js';
 
 /** An inner entry as a peer of this API answers it (`content` of /api/fs/archive/meta and /list). */

@@ -116,8 +116,14 @@ export class AlistV3Driver implements Driver {
     return String(this.opts.meta_password ?? '');
   }
 
-  async list(p: string): Promise<Obj[]> {
-    const data = await this.call<{ content: PeerObj[] | null }>('/api/fs/list', { path: this.remote(p), password: this.metaPassword, page: 1, per_page: 0, refresh: false });
+  /** Whether a client's refresh reaches the peer's own listing cache (the OpenList driver's switch). */
+  protected get passRefresh(): boolean {
+    return false;
+  }
+
+  async list(p: string, args: { refresh?: boolean } = {}): Promise<Obj[]> {
+    const refresh = this.passRefresh && args.refresh === true;
+    const data = await this.call<{ content: PeerObj[] | null }>('/api/fs/list', { path: this.remote(p), password: this.metaPassword, page: 1, per_page: 0, refresh });
     return (data.content ?? []).map(toObj);
   }
 

@@ -1,7 +1,7 @@
 import { isIP } from 'node:net';
 import { pipeline, type Readable } from 'node:stream';
 import type { ContainerClient } from '@azure/storage-blob';
-import { Upstream } from '../../errors.js';
+import { isKind, Upstream } from '../../errors.js';
 import { lazyRequire } from '../../util/lazy-require.js';
 import { ObjectStoreDriver } from '../object-store.js';
 import { checkSegment, PermissionDenied } from '../peer.js';
@@ -113,7 +113,7 @@ export class AzureBlobDriver extends ObjectStoreDriver implements Driver {
       return { size: p.contentLength ?? 0, modified: p.lastModified ?? new Date(0) };
     } catch (err) {
       const e = azureError(err);
-      if (e instanceof ObjectNotFound) return undefined;
+      if (isKind(e, 'NotFound')) return undefined;
       throw e;
     }
   }
@@ -191,7 +191,7 @@ export class AzureBlobDriver extends ObjectStoreDriver implements Driver {
       });
     } catch (err) {
       checked.destroy();
-      throw err instanceof Error && err.name === 'UploadIntegrityError' ? err : azureError(err);
+      throw isKind(err, 'Integrity') ? err : azureError(err);
     }
   }
 }

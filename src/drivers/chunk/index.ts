@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import path from 'node:path';
 import { PassThrough, pipeline, Readable, Transform } from 'node:stream';
-import { Upstream } from '../../errors.js';
+import { isKind, Upstream } from '../../errors.js';
 import { cleanPath } from '../../util/paths.js';
 import { RemotePathOverlay } from '../overlay.js';
 import { isUploadTemp, uploadTempName } from '../peer.js';
@@ -144,7 +144,7 @@ export class ChunkDriver extends RemotePathOverlay implements Driver {
     try {
       return { plain: remote, obj: await this.vfs.get(remote) };
     } catch (err) {
-      if (!(err instanceof ObjectNotFound)) throw err;
+      if (!isKind(err, 'NotFound')) throw err;
     }
     const name = path.posix.basename(remote);
     if (cleanPath(p) === '/' || isUploadTemp(name)) throw new ObjectNotFound();
@@ -267,7 +267,7 @@ export class ChunkDriver extends RemotePathOverlay implements Driver {
         }
       }
       const target = this.prefix + up.name;
-      for (const old of [target, up.name]) await this.vfs.remove(path.posix.join(dir, old)).catch((err) => (err instanceof ObjectNotFound ? undefined : Promise.reject(err)));
+      for (const old of [target, up.name]) await this.vfs.remove(path.posix.join(dir, old)).catch((err) => (isKind(err, 'NotFound') ? undefined : Promise.reject(err)));
       await this.vfs.rename(temp, target);
     } catch (err) {
       await cutter.abort(err as Error);

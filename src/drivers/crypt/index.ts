@@ -1,3 +1,4 @@
+import { isKind } from '../../errors.js';
 import path from 'node:path';
 import { pipeline, Readable } from 'node:stream';
 import { cleanPath } from '../../util/paths.js';
@@ -89,7 +90,7 @@ export class CryptDriver extends RemotePathOverlay implements Driver {
       const obj = await this.vfs.get(file);
       if (!obj.isDir) return { remote: file, obj };
     } catch (err) {
-      if (!(err instanceof ObjectNotFound)) throw err;
+      if (!isKind(err, 'NotFound')) throw err;
     }
     const dir = this.remoteDir(p);
     const obj = await this.vfs.get(dir);

@@ -1,3 +1,4 @@
+import { AbortError, isAbort, isKind } from '../../errors.js';
 import path from 'node:path';
 import { PassThrough, type Readable, Transform } from 'node:stream';
 import type { Client, FileInfo } from 'basic-ftp';
@@ -101,7 +102,7 @@ export class FtpDriver extends RootedPeerDriver implements Driver {
       this.mlst = features.has('MLST');
       await c.cd(this.root);
     }).catch((err) => {
-      throw err instanceof ObjectNotFound ? new Error(`root folder ${this.root} not found on the server`) : err;
+      throw isKind(err, 'NotFound') ? new Error(`root folder ${this.root} not found on the server`) : err;
     });
   }
 
@@ -109,17 +110,34 @@ export class FtpDriver extends RootedPeerDriver implements Driver {
     this.pool.close();
   }
 
-  /** Lists after entering the folder: a path given to LIST may be taken as a glob pattern. */
+  /**
+   * A folder's entries: with `cwd_list`, after entering it (`CWD`, then a listing of the current
+   * folder, for servers that cannot list a path, or read a non-UTF-8 one wrongly); otherwise the
+   * path goes with the listing command (`MLSD <path>` where the server has it, else `LIST`).
+   */
   private async listFull(full: string): Promise<FileInfo[]> {
     return this.op(async (c) => {
-      await c.cd(full);
-      return c.list();
+      if (this.opts.cwd_list) {
+        await c.cd(full);
+        return c.list();
+      }
+      const entries = await c.list(full);
+      // servers answer a listing of a missing path with nothing: an empty one must be a folder
+      if (entries.length > 0) return entries;
+      if (!this.mlst) {
+        await c.cd(full); // 550 for a missing folder
+        return entries;
+      }
+      const facts = parseMlst((await c.send(`MLST ${full}`)).message);
+      if (facts && !facts.isDir) throw new ObjectNotFound('not a folder');
+      return entries;
     });
   }
 
   async list(dir: string): Promise<Obj[]> {
     const entries = await this.listFull(this.p(dir));
-    return entries.filter((f) => f.name !== '.' && f.name !== '..' && !isUploadTemp(f.name)).map(toObj);
+    // a name holding `/` is a server's full-path entry (`type=cdir` and the like), never a child
+    return entries.filter((f) => f.name !== '.' && f.name !== '..' && !f.name.includes('/') && !isUploadTemp(f.name)).map(toObj);
   }
 
   async get(rel: string): Promise<Obj> {
@@ -128,7 +146,7 @@ export class FtpDriver extends RootedPeerDriver implements Driver {
     const name = path.posix.basename(full);
     if (this.mlst) {
       const res = await this.op((c) => c.send(`MLST ${full}`)).catch((err) => {
-        if (err instanceof ObjectNotFound) throw err;
+        if (isKind(err, 'NotFound')) throw err;
         return undefined;
       });
       const facts = res && parseMlst(res.message);
@@ -182,7 +200,7 @@ export class FtpDriver extends RootedPeerDriver implements Driver {
     try {
       await this.op((c) => c.send(`MKD ${full}`));
     } catch (err) {
-      if (err instanceof ObjectNotFound && (await this.exists(full))) throw new ObjectExists();
+      if (isKind(err, 'NotFound') && (await this.exists(full))) throw new ObjectExists();
       throw err;
     }
   }
@@ -215,7 +233,7 @@ export class FtpDriver extends RootedPeerDriver implements Driver {
     const temp = path.posix.join(dir, uploadTempName());
     const client = await this.pool.acquire();
     const checked = new CheckedStream(up);
-    const onAbort = () => checked.destroy(new Error('context canceled'));
+    const onAbort = () => checked.destroy(new AbortError('context canceled'));
     up.signal?.addEventListener('abort', onAbort, { once: true });
     up.stream.once('error', (err) => checked.destroy(err));
     try {
@@ -234,7 +252,7 @@ export class FtpDriver extends RootedPeerDriver implements Driver {
       // The data connection may still be half open: this connection is not reused.
       this.pool.discard(client);
       await this.op((c) => c.remove(temp, true)).catch(() => undefined);
-      throw err instanceof Error && err.name === 'UploadIntegrityError' ? err : ftpError(err);
+      throw isKind(err, 'Integrity') || isAbort(err) ? err : ftpError(err);
     } finally {
       up.signal?.removeEventListener('abort', onAbort);
     }

@@ -4,7 +4,6 @@ import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { Readable } from 'node:stream';
 import { checkFile, writeUploadTo } from '../write-file.js';
-import { Exists, Forbidden, KindError, TooLarge } from '../../errors.js';
 import {
   defineDriver,
   type DriverContext,
@@ -17,18 +16,25 @@ import {
   type LocalFile,
   ObjectNotFound,
   type Obj,
+  StorageError,
   UploadIntegrityError,
   type UploadStream,
 } from '../types.js';
 import { Thumbnailer, TYPE_IMAGE, TYPE_VIDEO } from './thumbnail.js';
 import { copyTree } from './copy-tree.js';
+import { DIR_SIZE_BUDGET, folderSize, sizeFolders } from './dir-size.js';
 import { SyncSlices } from '../../util/sync-slices.js';
 
 const ADDITIONAL: FormItem[] = [
   item('root_folder_path', 'string', { default: '/', required: true, help: 'absolute path of the folder on this machine' }),
+  item('directory_size', 'bool', { default: 'false', help: 'Show the size of each folder (the files below it); this might impact host performance' }),
   item('thumbnail', 'bool', { required: true, help: 'enable thumbnail' }),
   item('thumb_cache_folder', 'string'),
   item('thumb_concurrency', 'string', { default: '16', help: 'How many thumbnails are made at the same time.' }),
+  item('video_thumb_pos', 'string', {
+    default: '20%',
+    help: "Where a video's thumbnail frame is taken: seconds (10, 2.5), or a percentage of the duration when it ends with '%'",
+  }),
   item('show_hidden', 'bool', { default: 'true', help: 'show hidden directories and files' }),
   item('mkdir_perm', 'string', { default: '777' }),
   item('recycle_bin_path', 'string', { default: 'delete permanently', help: "path to recycle bin, delete permanently if empty or keep 'delete permanently'" }),
@@ -39,7 +45,7 @@ const ADDITIONAL: FormItem[] = [
 /** Read size of file streams: 512 KiB chunks cut per-chunk overhead of large downloads (64 KiB,
  * the default, halved throughput) while 16 parallel downloads stay under 200 MB of RSS. Used
  * where the bytes pass a speed limit; otherwise /d, /p and WebDAV read `path` directly
- * (server/send-file.ts, LocalPump). */
+ * (http/send-file.ts, LocalPump). */
 const READ_CHUNK = 512 * 1024;
 
 /** How many stat calls a listing keeps in flight. */
@@ -85,11 +91,11 @@ function isMissing(err: unknown): boolean {
 export function fsError(err: unknown): Error {
   const e = err as NodeJS.ErrnoException;
   if (isMissing(e)) return new ObjectNotFound();
-  if (e.code === 'EACCES' || e.code === 'EPERM') return new Forbidden('permission denied by the file system', 500);
-  if (e.code === 'EEXIST') return new Exists('file exists', 500);
-  if (e.code === 'ENOTEMPTY') return new KindError('NotEmpty', 'file exists', 500);
-  if (e.code === 'ENOSPC' || e.code === 'EDQUOT') return new TooLarge('no space left on the storage', 500);
-  if (e.code === 'EISDIR') return new KindError('BadRequest', 'is a folder', 500);
+  if (e.code === 'EACCES' || e.code === 'EPERM') return new StorageError('Forbidden', 'permission denied by the file system');
+  if (e.code === 'EEXIST') return new StorageError('Exists', 'file exists');
+  if (e.code === 'ENOTEMPTY') return new StorageError('NotEmpty', 'file exists');
+  if (e.code === 'ENOSPC' || e.code === 'EDQUOT') return new StorageError('TooLarge', 'no space left on the storage');
+  if (e.code === 'EISDIR') return new StorageError('BadRequest', 'is a folder');
   if (e.code) return new Error(`file system error ${e.code}`);
   return e instanceof Error ? e : new Error(String(e));
 }
@@ -97,6 +103,10 @@ export function fsError(err: unknown): Error {
 export class LocalDriver implements Driver {
   readonly root: string;
   private rootReal = '';
+  /** Uploads of this driver writing into TEMP_FOLDER now (the last one done removes the empty folder). */
+  private putsInFlight = 0;
+  /** The removal of the emptied temporary folder, which a put starting meanwhile waits for (else it could remove the folder under that put). */
+  private tempRemoval: Promise<void> | undefined;
   readonly showHidden: boolean;
   private readonly followLinks: boolean;
   readonly opts: Record<string, unknown>;
@@ -112,7 +122,11 @@ export class LocalDriver implements Driver {
     this.followLinks = opts.follow_symlinks !== false;
     if (opts.thumbnail) {
       const cache = String(opts.thumb_cache_folder ?? '');
-      this.thumbs = new Thumbnailer(cache ? path.resolve(cache) : '', Number.parseInt(String(opts.thumb_concurrency), 10) || 16);
+      const pos = String(opts.video_thumb_pos ?? '').trim() || '20%';
+      if (!/^\d+(\.\d+)?%?$/.test(pos) || (pos.endsWith('%') && Number.parseFloat(pos) > 100)) {
+        throw new Error(`video_thumb_pos must be seconds (e.g. 10) or a percentage of the duration (e.g. 20%), not ${pos}`);
+      }
+      this.thumbs = new Thumbnailer(cache ? path.resolve(cache) : '', Number.parseInt(String(opts.thumb_concurrency), 10) || 16, pos);
     }
   }
 
@@ -154,6 +168,8 @@ export class LocalDriver implements Driver {
         await fs.rm(path.join(this.rootReal, TEMP_FOLDER, name), { force: true, recursive: true }).catch(() => undefined);
       }
     }
+    // Empty once swept (another live process's upload keeps it): not left in the storage.
+    await fs.rmdir(path.join(this.rootReal, TEMP_FOLDER)).catch(() => undefined);
   }
 
   async drop(): Promise<void> {}
@@ -218,6 +234,7 @@ export class LocalDriver implements Driver {
       const objs = await Promise.all(batch.map((e) => this.entry(real, e)));
       for (const o of objs) if (o) out.push(o);
     }
+    if (this.opts.directory_size) await sizeFolders(real, out, (n) => !this.hiddenName(n));
     return out;
   }
 
@@ -350,16 +367,28 @@ export class LocalDriver implements Driver {
   async put(dstDir: string, up: UploadStream): Promise<void> {
     const target = await this.child(dstDir, up.name);
     const tempDir = path.join(this.rootReal, TEMP_FOLDER);
-    await fs.mkdir(tempDir, { recursive: true });
-    const temp = path.join(tempDir, `${process.pid}-${randomBytes(8).toString('hex')}`);
+    this.putsInFlight++;
     try {
-      await writeUploadTo(temp, up);
-      if (up.modified) await fs.utimes(temp, up.modified, up.modified);
-      await fs.rename(temp, target);
-    } catch (err) {
-      await fs.rm(temp, { force: true });
-      if ((err as NodeJS.ErrnoException).code && !(err as Error).name.startsWith('Abort')) throw fsError(err);
-      throw err;
+      if (this.tempRemoval) await this.tempRemoval;
+      await fs.mkdir(tempDir, { recursive: true });
+      const temp = path.join(tempDir, `${process.pid}-${randomBytes(8).toString('hex')}`);
+      try {
+        await writeUploadTo(temp, up);
+        if (up.modified) await fs.utimes(temp, up.modified, up.modified);
+        await fs.rename(temp, target);
+      } catch (err) {
+        await fs.rm(temp, { force: true });
+        if ((err as NodeJS.ErrnoException).code && !(err as Error).name.startsWith('Abort')) throw fsError(err);
+        throw err;
+      }
+    } finally {
+      // No empty temporary folder is left in the storage once its last upload here is done.
+      if (--this.putsInFlight === 0) {
+        const removal = fs.rmdir(tempDir).catch(() => undefined);
+        this.tempRemoval = removal;
+        await removal;
+        if (this.tempRemoval === removal) this.tempRemoval = undefined;
+      }
     }
   }
 
@@ -419,7 +448,9 @@ export class LocalDriver implements Driver {
 
   async get(rel: string): Promise<Obj> {
     const real = await this.resolve(rel);
-    return this.toObj(rel === '/' ? '' : path.posix.basename(rel), await this.stat(real));
+    const obj = this.toObj(rel === '/' ? '' : path.posix.basename(rel), await this.stat(real));
+    if (obj.isDir && this.opts.directory_size) obj.size = (await folderSize(real, { left: DIR_SIZE_BUDGET }, (n) => !this.hiddenName(n))) ?? 0;
+    return obj;
   }
 
   async link(rel: string, args: LinkArgs): Promise<Link> {

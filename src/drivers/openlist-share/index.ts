@@ -1,5 +1,5 @@
 import path from 'node:path';
-import { encodePath } from '../../server/urls.js';
+import { encodePath } from '../../util/encode-path.js';
 import { cleanPath } from '../../util/paths.js';
 import { PeerArchives } from '../alist-v3/archive.js';
 import { callJson, INIT_TIMEOUT_MS, PeerError, peerBase, peerPath } from '../alist-v3/client.js';

@@ -17,7 +17,8 @@ const first = (v: string | string[] | undefined): string | undefined => (Array.i
  * OpenList's "OpenList" driver, the AList V3 driver's successor: the same calls of another
  * server of this API, and when a link is asked for, the client's address and user agent passed
  * on (X-Forwarded-For / X-Real-Ip, User-Agent), so a peer that signs links per client or
- * redirects to a cloud that checks them gives a link that works for that client.
+ * redirects to a cloud that checks them gives a link that works for that client. With
+ * `pass_refresh_flag_to_upsteam`, a client's refresh of a listing is a refresh on the peer too.
  *
  * With `forward_archive_requests` (the default) archives are browsed, read and extracted by the
  * peer (`/api/fs/archive/*` and its `/ae` entry links), so opening an archive never downloads it;
@@ -32,6 +33,10 @@ export class OpenListDriver extends AlistV3Driver {
   ) {
     super(flags, ctx);
     this.archives = new PeerArchives(<T>(route: string, body: unknown) => this.call<T>(route, body), this.base);
+  }
+
+  protected override get passRefresh(): boolean {
+    return this.flags.pass_refresh_flag_to_upsteam === true;
   }
 
   private get forward(): boolean {

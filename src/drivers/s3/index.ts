@@ -1,3 +1,4 @@
+import { isKind } from '../../errors.js';
 import { isIP } from 'node:net';
 import path from 'node:path';
 import { pipeline, type Readable } from 'node:stream';
@@ -9,6 +10,7 @@ import {
   defineDriver,
   type Driver,
   type DriverFactory,
+  type HttpDirectUpload,
   type Link,
   type MultipartTarget,
   ObjectNotFound,
@@ -16,7 +18,7 @@ import {
   type UploadStream,
 } from '../types.js';
 import { CheckedStream } from '../write-file.js';
-import { presignGet, rfc3986 } from './presign.js';
+import { type PresignInput, presignGet, presignPut, rfc3986 } from './presign.js';
 import { ADDITIONAL, CONFIG } from './info.js';
 
 const loadS3 = lazyRequire<typeof import('@aws-sdk/client-s3')>('@aws-sdk/client-s3');
@@ -28,6 +30,13 @@ const DEFAULT_PLACEHOLDER = '.placeholder';
 const PART_SIZE = 8 * 1024 * 1024;
 const PART_QUEUE = 4;
 const DELETE_BATCH = 1000;
+/** The one direct upload tool: a single presigned PUT of the object. */
+const HTTP_DIRECT = 'HttpDirect';
+/**
+ * Lifetime of a direct upload URL: 15 minutes, or `sign_url_expire` when that is shorter. The
+ * client sends the file right after asking; S3 checks the expiry when the PUT starts.
+ */
+const DIRECT_UPLOAD_MAX_EXPIRES = 15 * 60;
 
 /**
  * `x-amz-copy-source`: URL-encoded, keeping the reserved characters other than `?` (which would
@@ -90,6 +99,19 @@ export class S3Driver extends ObjectStoreDriver implements Driver {
       // A peer that does not answer fails the operation (and the storage's init) instead of hanging it.
       requestHandler: { connectionTimeout: 10_000 },
     });
+    const ua = String(this.opts.user_agent ?? '').trim();
+    if (ua) {
+      // The whole User-Agent, as OpenList sets it (the SDK's customUserAgent only appends); it is
+      // not a signed header, so it is set after signing.
+      this.client.middlewareStack.add(
+        (next) => async (args) => {
+          const req = args.request as { headers?: Record<string, string> };
+          if (req.headers) req.headers['user-agent'] = ua;
+          return next(args);
+        },
+        { step: 'finalizeRequest', priority: 'low', name: 'atriumUserAgent' },
+      );
+    }
     try {
       await this.client.send(new HeadBucketCommand({ Bucket: this.bucket }));
     } catch (err) {
@@ -165,7 +187,7 @@ export class S3Driver extends ObjectStoreDriver implements Driver {
       const h = await this.send<{ ContentLength?: number; LastModified?: Date }>(new HeadObjectCommand({ Bucket: this.bucket, Key: key }));
       return { size: h.ContentLength ?? 0, modified: h.LastModified ?? new Date(0) };
     } catch (err) {
-      if (err instanceof ObjectNotFound) return undefined;
+      if (isKind(err, 'NotFound')) return undefined;
       throw err;
     }
   }
@@ -188,38 +210,81 @@ export class S3Driver extends ObjectStoreDriver implements Driver {
     return u;
   }
 
+  /**
+   * The URL a client downloads from. Without `custom_host`: presigned on the endpoint (with the
+   * file name as Content-Disposition when asked). With one (a CDN or proxy in front of the
+   * bucket), as OpenList: the object's path on that host (without the bucket with
+   * `remove_bucket`), unsigned — or, with `enable_custom_host_presign`, presigned for that host,
+   * so a host that passes requests on to the bucket serves it under a valid signature.
+   */
+  private signing(url: URL, expiresSeconds: number, query: Record<string, string> = {}): PresignInput {
+    return {
+      url,
+      region: this.region,
+      accessKeyId: String(this.opts.access_key_id),
+      secretAccessKey: String(this.opts.secret_access_key),
+      sessionToken: String(this.opts.session_token) || undefined,
+      expiresSeconds,
+      query,
+    };
+  }
+
+  private linkUrl(key: string, expires: number): string {
+    const sign = (url: URL, query: Record<string, string>) => presignGet(this.signing(url, expires, query));
+    const u = this.objectUrl(key);
+    const custom = String(this.opts.custom_host ?? '').trim();
+    if (!custom) {
+      const query: Record<string, string> = {};
+      if (this.opts.add_filename_to_disposition) {
+        query['response-content-disposition'] = `attachment; filename*=UTF-8''${encodeURIComponent(path.posix.basename(key))}`;
+      }
+      return sign(u, query);
+    }
+    const host = new URL(/^[a-z]+:\/\//i.test(custom) ? custom : `${u.protocol}//${custom}`);
+    const onHost = new URL(`${host.protocol}//${host.host}${u.pathname}`);
+    if (this.opts.remove_bucket && this.pathStyle()) onHost.pathname = onHost.pathname.replace(`/${this.bucket}`, '') || '/';
+    return this.opts.enable_custom_host_presign ? sign(onHost, {}) : onHost.href;
+  }
+
   async link(rel: string): Promise<Link> {
     const key = this.key(rel);
     const h = await this.head(key);
     if (!h) throw new ObjectNotFound();
     const expires = Math.max(1, Math.round(Number(this.opts.sign_url_expire || 4) * 3600));
-    const query: Record<string, string> = {};
-    if (this.opts.add_filename_to_disposition) {
-      query['response-content-disposition'] = `attachment; filename*=UTF-8''${encodeURIComponent(path.posix.basename(key))}`;
-    }
-    let url = presignGet({
-      url: this.objectUrl(key),
-      region: this.region,
-      accessKeyId: String(this.opts.access_key_id),
-      secretAccessKey: String(this.opts.secret_access_key),
-      sessionToken: String(this.opts.session_token) || undefined,
-      expiresSeconds: expires,
-      query,
-    });
-    const custom = String(this.opts.custom_host ?? '').trim();
-    if (custom) {
-      // A CDN in front of the bucket: the same path and signature on another host.
-      const u = new URL(url);
-      const host = new URL(/^[a-z]+:\/\//i.test(custom) ? custom : `${u.protocol}//${custom}`);
-      let pathname = u.pathname;
-      if (this.opts.remove_bucket && this.pathStyle()) pathname = pathname.replace(`/${this.bucket}`, '') || '/';
-      url = `${host.protocol}//${host.host}${pathname}${u.search}`;
-    }
+    const url = this.linkUrl(key, expires);
     return {
       url,
       expiration: expires * 1000,
       file: { size: h.size, modified: h.modified, open: (start, end) => this.openRange(key, start, end) },
     };
+  }
+
+  /** `HttpDirect` when `enable_direct_upload` is on. */
+  directUploadTools(): string[] {
+    return this.opts.enable_direct_upload ? [HTTP_DIRECT] : [];
+  }
+
+  /**
+   * A PUT of the object presigned for this key only (the signature covers the method, host and
+   * path), short-lived (DIRECT_UPLOAD_MAX_EXPIRES). With `direct_upload_host` (`host[:port]` or
+   * `scheme://host[:port]`, a proxy or accelerated endpoint in front of the bucket) the URL is on
+   * that host, keeping the object's path, and signed for it.
+   */
+  async directUploadInfo(dstDir: string, name: string, args: { tool: string; size: number }): Promise<HttpDirectUpload | undefined> {
+    if (!this.opts.enable_direct_upload || args.tool !== HTTP_DIRECT) return undefined;
+    const url = this.objectUrl(this.fileKey(dstDir, name));
+    const host = String(this.opts.direct_upload_host ?? '').trim();
+    if (host) {
+      // Only the scheme (when given) and the host with its port change; a bare host keeps the endpoint's scheme.
+      const to = new URL(/^https?:\/\//i.test(host) ? host : `${url.protocol}//${host}`);
+      url.protocol = to.protocol;
+      url.hostname = to.hostname;
+      url.port = to.port;
+    }
+    const expires = Math.max(1, Math.min(DIRECT_UPLOAD_MAX_EXPIRES, Math.round(Number(this.opts.sign_url_expire || 4) * 3600)));
+    // The declared size is signed: the storage refuses a body of any other length (a browser
+    // sends the file's own Content-Length; it may not set that header itself, so it is not in `headers`).
+    return { url: presignPut({ ...this.signing(url, expires), headers: { 'content-length': String(args.size) } }), method: 'PUT', chunkSize: 0, expiresSeconds: expires };
   }
 
   private async openRange(key: string, start: number, end: number): Promise<Readable> {
@@ -297,7 +362,7 @@ export class S3Driver extends ObjectStoreDriver implements Driver {
         await this.send(new AbortMultipartUploadCommand({ Bucket: this.bucket, Key: this.fileKey(dstDir, name), UploadId: uploadId }));
       } catch (err) {
         // Already gone (completed, aborted, or expired by the bucket's lifecycle rules).
-        if (!(err instanceof ObjectNotFound)) throw err;
+        if (!isKind(err, 'NotFound')) throw err;
       }
     },
   };
@@ -328,7 +393,7 @@ export class S3Driver extends ObjectStoreDriver implements Driver {
       await upload.done();
     } catch (err) {
       checked.destroy();
-      throw err instanceof Error && err.name === 'UploadIntegrityError' ? err : s3Error(err);
+      throw isKind(err, 'Integrity') ? err : s3Error(err);
     } finally {
       up.signal?.removeEventListener('abort', abort);
     }

@@ -1,4 +1,4 @@
-// AWS Signature V4 query-string presigning of a GET (the SDK's presigner package is not
+// AWS Signature V4 query-string presigning of a GET or PUT (the SDK's presigner package is not
 // published at the pinned SDK version): https://docs.aws.amazon.com/AmazonS3/latest/API/sigv4-query-string-auth.html
 
 import { createHash, createHmac } from 'node:crypto';
@@ -13,6 +13,8 @@ export interface PresignInput {
   expiresSeconds: number;
   /** Extra query parameters to sign (e.g. response-content-disposition). */
   query?: Record<string, string>;
+  /** Headers besides host the request must carry with exactly these values (lower-case names). */
+  headers?: Record<string, string>;
   now?: Date;
 }
 
@@ -21,7 +23,18 @@ export const rfc3986 = (s: string): string => encodeURIComponent(s).replace(/[!'
 
 const hmac = (key: Buffer | string, data: string) => createHmac('sha256', key).update(data).digest();
 
-export function presignGet(input: PresignInput): string {
+/** A presigned download of the object (links). */
+export const presignGet = (input: PresignInput): string => presign('GET', input);
+
+/**
+ * A presigned upload of the object (direct uploads): the signature covers the method, the host,
+ * the key's path and the headers given (a direct upload signs its Content-Length), so the URL
+ * stores that one object at that size and nothing else; the body itself is not signed
+ * (UNSIGNED-PAYLOAD).
+ */
+export const presignPut = (input: PresignInput): string => presign('PUT', input);
+
+function presign(method: 'GET' | 'PUT', input: PresignInput): string {
   const now = input.now ?? new Date();
   const amzDate = now.toISOString().replace(/[-:]/g, '').replace(/\.\d{3}/, '');
   const day = amzDate.slice(0, 8);
@@ -32,14 +45,17 @@ export function presignGet(input: PresignInput): string {
     'X-Amz-Credential': `${input.accessKeyId}/${scope}`,
     'X-Amz-Date': amzDate,
     'X-Amz-Expires': String(input.expiresSeconds),
-    'X-Amz-SignedHeaders': 'host',
+    'X-Amz-SignedHeaders': '',
   };
+  const headers: Record<string, string> = { ...input.headers, host: input.url.host };
+  const names = Object.keys(headers).sort();
+  params['X-Amz-SignedHeaders'] = names.join(';');
   if (input.sessionToken) params['X-Amz-Security-Token'] = input.sessionToken;
   const query = Object.keys(params)
     .sort()
     .map((k) => `${rfc3986(k)}=${rfc3986(params[k]!)}`)
     .join('&');
-  const canonical = ['GET', input.url.pathname, query, `host:${input.url.host}`, '', 'host', 'UNSIGNED-PAYLOAD'].join('\n');
+  const canonical = [method, input.url.pathname, query, ...names.map((n) => `${n}:${headers[n]!.trim()}`), '', names.join(';'), 'UNSIGNED-PAYLOAD'].join('\n');
   const toSign = ['AWS4-HMAC-SHA256', amzDate, scope, createHash('sha256').update(canonical).digest('hex')].join('\n');
   const key = hmac(hmac(hmac(hmac(`AWS4${input.secretAccessKey}`, day), input.region), 's3'), 'aws4_request');
   const signature = createHmac('sha256', key).update(toSign).digest('hex');

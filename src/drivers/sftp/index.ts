@@ -1,3 +1,4 @@
+import { isKind } from '../../errors.js';
 import path from 'node:path';
 import { Readable, Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
@@ -104,7 +105,7 @@ export class SftpDriver extends RootedPeerDriver implements Driver {
 
   async init(): Promise<void> {
     const st = await this.op((sftp) => call<Stats>((cb) => sftp.stat(this.root, cb))).catch((err) => {
-      throw err instanceof ObjectNotFound ? new Error(`root folder ${this.root} not found on the server`) : err;
+      throw isKind(err, 'NotFound') ? new Error(`root folder ${this.root} not found on the server`) : err;
     });
     if ((st.mode & S_IFMT) !== S_IFDIR) throw new Error(`root folder ${this.root} is not a folder`);
   }

@@ -1,7 +1,7 @@
 import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { Readable } from 'node:stream';
-import { BadRequest, Upstream } from '../../errors.js';
+import { BadRequest, isAbort, isKind, Upstream } from '../../errors.js';
 import { lazyRequire } from '../../util/lazy-require.js';
 import { checkSegment, isUploadTemp, ObjectExists, peerPath, PermissionDenied, Reconnecting, rootOf, uploadTempName } from '../peer.js';
 import { splitHostPort } from '../host-port.js';
@@ -135,7 +135,7 @@ export class SmbDriver implements Driver {
     this.conn = new Reconnecting<Conn>(
       () => this.open(),
       (c) => void c.client.close().catch(() => undefined),
-      (err) => (statusOf(err) === undefined || statusOf(err) === STATUS.connectionDisconnected) && !(err instanceof ObjectNotFound),
+      (err) => (statusOf(err) === undefined || statusOf(err) === STATUS.connectionDisconnected) && !isKind(err, 'NotFound'),
     );
   }
 
@@ -331,13 +331,13 @@ export class SmbDriver implements Driver {
       try {
         await tree.removeFile(target);
       } catch (err) {
-        if (!(smbError(err) instanceof ObjectNotFound)) throw err;
+        if (!isKind(smbError(err), 'NotFound')) throw err;
       }
       await tree.renameFile(temp, target);
     } catch (err) {
       await f.close().catch(() => undefined);
       if (created) await tree.removeFile(temp).catch(() => undefined);
-      throw (err as Error).name === 'UploadIntegrityError' || (err as Error).name === 'AbortError' ? err : smbError(err);
+      throw isKind(err, 'Integrity') || isAbort(err) ? err : smbError(err);
     }
   }
 }

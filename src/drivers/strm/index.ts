@@ -1,6 +1,6 @@
 import path from 'node:path';
 import { Readable } from 'node:stream';
-import { encodePath } from '../../server/urls.js';
+import { encodePath } from '../../util/encode-path.js';
 import { cleanPath } from '../../util/paths.js';
 import { AliasTargets, listEach } from '../alias/targets.js';
 import { OverlayDriver } from '../overlay.js';
@@ -41,12 +41,15 @@ type Entry =
  * OpenList's Strm: other mounted paths shown for media servers (Emby, Jellyfin, Kodi). Every
  * media file (filterFileTypes) appears as `<stem>.strm` whose content is a link to the file
  * through this server (`<siteUrl><PathPrefix><path>[?sign=…]`); subtitles and other
- * downloadFileTypes pass through unchanged; everything else is left out. Read-only.
+ * downloadFileTypes pass through unchanged; everything else is left out, media files under
+ * minFileSize MB too. Read-only.
  */
 export class StrmDriver extends OverlayDriver implements Driver {
   private readonly targets: AliasTargets;
   private readonly media: Set<string>;
   private readonly pass: Set<string>;
+  /** Media files under this many bytes get no `.strm` (minFileSize, in MB). */
+  private readonly minBytes: number;
   private base = '';
 
   constructor(opts: Record<string, unknown>, ctx: DriverContext) {
@@ -54,6 +57,7 @@ export class StrmDriver extends OverlayDriver implements Driver {
     this.targets = new AliasTargets(opts.paths);
     this.media = extensions(String(opts.filterFileTypes) || MEDIA_TYPES);
     this.pass = extensions(String(opts.downloadFileTypes) || PASS_TYPES);
+    this.minBytes = Math.max(0, Number(opts.minFileSize) || 0) * 1024 * 1024;
   }
 
   async init(): Promise<void> {
@@ -91,7 +95,7 @@ export class StrmDriver extends OverlayDriver implements Driver {
       const source = cleanPath(path.posix.join(dir, o.name));
       if (this.pass.has(ext)) {
         if (!into.has(o.name)) into.set(o.name, { kind: 'pass', source, obj: { ...o } });
-      } else if (this.media.has(ext)) {
+      } else if (this.media.has(ext) && o.size >= this.minBytes) {
         const name = `${o.name.slice(0, o.name.length - ext.length)}strm`;
         if (into.has(name)) continue;
         const content = Buffer.from(this.strmLink(source));

@@ -18,6 +18,8 @@ export const ADDITIONAL: FormItem[] = [
   item('SaveStrmToLocal', 'bool', { default: 'false', help: 'save strm file locally' }),
   item('SaveStrmLocalPath', 'text', { help: 'save strm file local path' }),
   item('SaveLocalMode', 'select', { options: 'insert,update,sync', default: 'insert', help: 'save strm file locally mode' }),
+  // OpenList #2911: media files under this size (MB) get no .strm (samples, trailers, theme songs)
+  item('minFileSize', 'number', { default: '0', help: 'Media files smaller than this (MB) get no .strm file; 0 keeps all' }),
 ];
 
 export const CONFIG = driverConfig({ name: 'Strm', localSort: true, onlyProxy: true, noCache: true, noUpload: true, defaultRoot: '/' });

@@ -2,8 +2,7 @@ import { createWriteStream } from 'node:fs';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
-import type { Obj } from '../types.js';
-import type { VirtualFs } from '../vfs.js';
+import type { Obj, VirtualFs } from '../types.js';
 
 /** OpenList's SaveLocalMode: write missing files / also rewrite changed ones / also delete what is gone. */
 export type SaveMode = 'insert' | 'update' | 'sync';

@@ -1,12 +1,15 @@
+import path from 'node:path';
+import { checkSegment, ObjectExists, PermissionDenied } from '../peer.js';
 import {
   defineDriver,
   type Driver,
+  type DriverContext,
   type Link,
   type Obj,
   ObjectNotFound,
 } from '../types.js';
 import type { LinkFetcher } from '../../net/link-fetch.js';
-import { nodeAt, parseUrlTree, type UrlNode } from './tree.js';
+import { cloneNode, nodeAt, parseUrlTree, stringifyUrlTree, type UrlNode } from './tree.js';
 import { ADDITIONAL, CONFIG } from './info.js';
 
 const HEAD_TIMEOUT_MS = 10_000;
@@ -32,13 +35,18 @@ function files(node: UrlNode): UrlNode[] {
   return node.isDir ? node.children.flatMap(files) : [node];
 }
 
-/** A read-only tree of URLs written as text; downloads redirect to (or are proxied from) the URLs. */
+/**
+ * A tree of URLs written as text; downloads redirect to (or are proxied from) the URLs. With
+ * `writable` (OpenList's), folders and entries can be made, renamed, moved, copied and removed:
+ * each change is written back into `url_structure` and stored with the storage.
+ */
 export class UrlTreeDriver implements Driver {
   private root: UrlNode = { name: '', isDir: true, children: [] };
 
   constructor(
     private readonly opts: Record<string, unknown>,
     private readonly links: LinkFetcher,
+    private readonly ctx?: Pick<DriverContext, 'saveAddition'>,
   ) {}
 
   async init(): Promise<void> {
@@ -77,6 +85,67 @@ export class UrlTreeDriver implements Driver {
     return this.toObj(this.node(p));
   }
 
+  // ---- writes (`writable`) ----
+
+  private folder(p: string): UrlNode {
+    const n = this.node(p);
+    if (!n.isDir) throw new ObjectNotFound('not a folder');
+    return n;
+  }
+
+  /** Runs a change of the tree when writable, then stores the new structure. */
+  private async change(fn: () => void): Promise<void> {
+    if (!this.opts.writable) throw new PermissionDenied('this UrlTree storage is not writable');
+    fn();
+    this.opts.url_structure = stringifyUrlTree(this.root);
+    await this.ctx?.saveAddition?.(this.opts);
+  }
+
+  private static add(dir: UrlNode, node: UrlNode): void {
+    if (dir.children.some((c) => c.name === node.name)) throw new ObjectExists();
+    dir.children.push(node);
+  }
+
+  private detach(p: string): UrlNode {
+    const parent = this.folder(path.posix.dirname(p));
+    const i = parent.children.findIndex((c) => c.name === path.posix.basename(p));
+    if (i < 0) throw new ObjectNotFound();
+    return parent.children.splice(i, 1)[0]!;
+  }
+
+  async makeDir(parent: string, name: string): Promise<void> {
+    await this.change(() => UrlTreeDriver.add(this.folder(parent), { name: checkSegment(name), isDir: true, children: [] }));
+  }
+
+  async rename(p: string, newName: string): Promise<void> {
+    await this.change(() => {
+      const parent = this.folder(path.posix.dirname(p));
+      const n = this.node(p);
+      if (parent.children.some((c) => c.name === newName && c !== n)) throw new ObjectExists();
+      n.name = checkSegment(newName);
+    });
+  }
+
+  async move(src: string, dstDir: string): Promise<void> {
+    await this.change(() => {
+      if (`${dstDir}/`.startsWith(`${src}/`)) throw new Error('cannot move a folder into itself');
+      const dst = this.folder(dstDir);
+      if (dst.children.some((c) => c.name === path.posix.basename(src))) throw new ObjectExists();
+      UrlTreeDriver.add(dst, this.detach(src));
+    });
+  }
+
+  async copy(src: string, dstDir: string): Promise<void> {
+    await this.change(() => {
+      if (`${dstDir}/`.startsWith(`${src}/`)) throw new Error('cannot copy a folder into itself');
+      UrlTreeDriver.add(this.folder(dstDir), cloneNode(this.node(src)));
+    });
+  }
+
+  async remove(p: string): Promise<void> {
+    await this.change(() => void this.detach(p));
+  }
+
   async link(p: string): Promise<Link> {
     const n = this.node(p);
     if (n.isDir) throw new ObjectNotFound('not a file');
@@ -85,4 +154,4 @@ export class UrlTreeDriver implements Driver {
   }
 }
 
-export const urlTreeDriver = defineDriver(CONFIG, ADDITIONAL, (options, ctx) => new UrlTreeDriver(options, ctx.links));
+export const urlTreeDriver = defineDriver(CONFIG, ADDITIONAL, (options, ctx) => new UrlTreeDriver(options, ctx.links, ctx));

@@ -81,3 +81,29 @@ export function nodeAt(root: UrlNode, p: string): UrlNode | undefined {
   }
   return node;
 }
+
+/** The structure text of a tree, in the format parseUrlTree reads (what `writable` stores back). */
+export function stringifyUrlTree(root: UrlNode): string {
+  const lines: string[] = [];
+  const walk = (node: UrlNode, depth: number) => {
+    for (const c of node.children) {
+      const pad = '  '.repeat(depth);
+      if (c.isDir) {
+        lines.push(`${pad}${c.name}:`);
+        walk(c, depth + 1);
+        continue;
+      }
+      const fields = [c.name];
+      if (c.size !== undefined || c.modified !== undefined) fields.push(String(c.size ?? 0));
+      if (c.modified !== undefined) fields.push(String(c.modified));
+      lines.push(`${pad}${fields.join(':')}:${c.url}`);
+    }
+  };
+  walk(root, 0);
+  return lines.join('\n');
+}
+
+/** A deep copy of a node (folders with their children). */
+export function cloneNode(n: UrlNode): UrlNode {
+  return { ...n, children: n.children.map(cloneNode) };
+}

@@ -1,3 +1,4 @@
+import { isKind } from '../../errors.js';
 import { Agent as HttpsAgent } from 'node:https';
 import path from 'node:path';
 import { Readable } from 'node:stream';
@@ -57,7 +58,7 @@ export class WebDavDriver extends RootedPeerDriver implements Driver {
     const { createClient } = await loadWebdav();
     this.client = createClient(this.base, { username: String(this.opts.username), password: String(this.opts.password), httpsAgent: this.agent });
     const root = await this.call(() => this.client.stat(this.root) as Promise<FileStat>).catch((err) => {
-      throw err instanceof ObjectNotFound ? new Error(`root folder ${this.root} not found on the server`) : err;
+      throw isKind(err, 'NotFound') ? new Error(`root folder ${this.root} not found on the server`) : err;
     });
     if (root.type !== 'directory') throw new Error(`root folder ${this.root} is not a folder`);
   }

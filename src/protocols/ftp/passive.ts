@@ -112,3 +112,21 @@ export class PassiveListener {
     for (const w of this.waiters.splice(0)) w(new Error('the data connection was closed'));
   }
 }
+
+/**
+ * Ends a data connection after its transfer and waits until it is closed (in TLS, after the
+ * `close_notify` went out), so that 226 follows the end of the data; one that does not close
+ * within `timeoutMs` is destroyed.
+ */
+export function endDataSocket(socket: net.Socket, timeoutMs: number): Promise<void> {
+  if (socket.destroyed) return Promise.resolve();
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => socket.destroy(), timeoutMs);
+    socket.on('error', () => undefined);
+    socket.once('close', () => {
+      clearTimeout(timer);
+      resolve();
+    });
+    socket.end();
+  });
+}

@@ -1,7 +1,7 @@
 import net from 'node:net';
 import { parseListen } from '../../config/load.js';
 import type { Core } from '../../core.js';
-import { listenOn, type ProtocolListener } from '../listeners.js';
+import { listenOn, type ProtocolListener } from '../listen-on.js';
 import { FtpSession } from './session.js';
 import { FtpTls } from './tls.js';
 

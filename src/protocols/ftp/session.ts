@@ -6,32 +6,19 @@ import type { FtpConfig } from '../../config/defaults.js';
 import type { Core } from '../../core.js';
 import { ROLE_GUEST } from '../../db/users.js';
 import type { Obj } from '../../drivers/types.js';
-import { AppError, type ErrorKind } from '../../errors.js';
+import { AppError } from '../../errors.js';
+import { replyOf } from './replies.js';
 import type { Logger } from '../../logger.js';
 import { lsLine } from '../ls-line.js';
 import { mayConnect, type View } from '../../view/view.js';
-import { PassiveListener, parsePortMap } from './passive.js';
-import { type FtpTls, serverTls } from './tls.js';
+import { appPasswordCredential, decidedStream, requireHeld, SessionPrincipal } from '../live-session.js';
+import { endDataSocket, PassiveListener, parsePortMap } from './passive.js';
+import { type FtpTls, secureDataSocket, serverTls } from './tls.js';
 import type { SecureContext as TlsContext } from 'node:tls';
 
 const MAX_LINE = 8192;
-
-/** The one mapping of error kinds to FTP replies; kinds not named here answer 451 with their text. */
-const REPLY_OF: Partial<Record<ErrorKind, number>> = {
-  NotFound: 550,
-  // A hidden path is answered as if it did not exist.
-  Hidden: 550,
-  Forbidden: 550,
-  PasswordRequired: 550,
-  Unauthorized: 550,
-  Exists: 550,
-  NotEmpty: 550,
-  BadRequest: 553,
-  PathTooLong: 553,
-  Unsupported: 502,
-  TooLarge: 552,
-  TooManyRequests: 421,
-};
+/** How long after the end of an upload's data the control connection must still be open for the upload to count as finished. */
+const CONTROL_GRACE_MS = 50;
 
 /** The command already sent its own reply (AUTH TLS, whose reply precedes the handshake). */
 class Sent extends Error {}
@@ -65,13 +52,19 @@ const mlsFacts = (o: Obj) => `type=${o.isDir ? 'dir' : 'file'};size=${o.size};mo
  * with the login lockout; `anonymous`/`guest` as the guest, the password being the path
  * password), then folder listings, downloads with REST, uploads streamed into `fs` put, mkdir,
  * delete, rename, all through the user's view (view/) with the same rules as every other front.
+ * Every command is decided on the account and rules as they are then (SessionPrincipal), and a
+ * transfer again while it runs and before an upload is stored; a principal refused (deleted,
+ * disabled, re-passworded, its FTP/SFTP read bit or app password gone) is answered `530` and
+ * the control connection closes.
  */
 export class FtpSession {
   private username = '';
-  private ufs?: View;
+  private principal?: SessionPrincipal;
+  /** The current folder, a client path (below the base path as it is at each command). */
   private cwd = '/';
   private passive?: PassiveListener;
   private restOffset = 0;
+  /** RNFR's path as the client named it, decided again at RNTO. */
   private renameFrom?: string;
   private transfer?: net.Socket;
   private buffer = '';
@@ -182,6 +175,7 @@ export class FtpSession {
   }
 
   private async handle(cmd: string, arg: string): Promise<void> {
+    if (this.closed) return;
     try {
       const [code, text] = await this.command(cmd, arg);
       this.send(code, text);
@@ -189,28 +183,39 @@ export class FtpSession {
       if (err instanceof Sent) return;
       const { code, text } = this.failure(err, cmd);
       this.send(code, text);
+      if (this.principal?.endedBy(err)) this.end();
     }
+  }
+
+  /** Closes the control connection of a session whose principal was refused. */
+  private end(): void {
+    this.log.info({ user: this.username, reason: this.principal?.ended?.message }, 'ftp session ended: the account no longer admits it');
+    this.socket.end();
+    this.cleanup();
   }
 
   private failure(err: unknown, cmd: string): { code: number; text: string } {
     if (err instanceof Reply) return { code: err.code, text: err.message };
-    if (err instanceof AppError) {
-      if (err.kind === 'NotFound' || err.kind === 'Hidden') return { code: 550, text: 'No such file or folder' };
-      return { code: REPLY_OF[err.kind] ?? 451, text: err.message };
-    }
-    this.log.warn({ err, cmd, user: this.username }, 'ftp command failed');
-    return { code: 451, text: (err as Error)?.message ?? 'failure' };
+    if (this.principal?.endedBy(err)) return { code: 530, text: (err as Error).message };
+    const { code, text, expected } = replyOf(err);
+    if (!expected) this.log.error({ err, cmd, user: this.username, remote: this.socket.remoteAddress }, 'ftp command failed');
+    return { code, text };
   }
 
-  private fs(): View {
-    if (!this.ufs) throw new Reply(530, 'Please login with USER and PASS');
-    return this.ufs;
+  /** The principal's view as the account and rules are now. */
+  private view(): Promise<View> {
+    if (!this.principal) throw new Reply(530, 'Please login with USER and PASS');
+    return this.principal.view();
   }
 
-  /** A client path (absolute, or relative to the current folder) as a virtual path. */
-  private resolve(arg: string): string {
-    const p = arg.trim() === '' ? this.cwd : arg.startsWith('/') ? arg : path.posix.join(this.cwd, arg);
-    return this.fs().virtual(p);
+  /** A command's path argument (absolute, or relative to the current folder) as a client path. */
+  private clientPath(arg: string): string {
+    return arg.trim() === '' ? this.cwd : arg.startsWith('/') ? arg : path.posix.join(this.cwd, arg);
+  }
+
+  /** A command's path argument as a virtual path of the view. */
+  private resolve(view: View, arg: string): string {
+    return view.virtual(this.clientPath(arg));
   }
 
   private async command(cmd: string, arg: string): Promise<[number, string]> {
@@ -218,7 +223,7 @@ export class FtpSession {
       case 'USER':
         if (this.tls.mandatory && !this.secure) return [534, 'TLS is required: use AUTH TLS first'];
         this.username = arg.trim();
-        this.ufs = undefined;
+        this.principal = undefined;
         return [331, 'Password required'];
       case 'PASS':
         if (this.tls.mandatory && !this.secure) return [534, 'TLS is required: use AUTH TLS first'];
@@ -261,17 +266,22 @@ export class FtpSession {
       case 'EPRT':
         return [502, 'Active mode is not supported, use passive mode (PASV or EPSV)'];
     }
-    const ufs = this.fs();
+    return this.fileCommand(cmd, arg);
+  }
+
+  /** The commands of a signed-in session: each takes the view as the account is now. */
+  private async fileCommand(cmd: string, arg: string): Promise<[number, string]> {
+    const view = await this.view();
     switch (cmd) {
       case 'PWD':
       case 'XPWD':
         return [257, `"${this.cwd.replace(/"/g, '""')}" is the current folder`];
       case 'CWD':
       case 'XCWD':
-        return this.cwdTo(arg);
+        return this.cwdTo(view, arg);
       case 'CDUP':
       case 'XCUP':
-        return this.cwdTo('..');
+        return this.cwdTo(view, '..');
       case 'TYPE':
         return /^[AI]( N)?$|^L 8$/i.test(arg.trim()) ? [200, `Type set to ${arg.trim().toUpperCase()} (transfers are binary)`] : [504, 'Type not supported'];
       case 'MODE':
@@ -290,56 +300,66 @@ export class FtpSession {
       case 'LIST':
       case 'NLST':
       case 'MLSD':
-        return this.listing(cmd, arg);
+        return this.listing(view, cmd, arg);
+      case 'RETR':
+        return this.retrieve(view, arg);
+      case 'STOR':
+      case 'APPE':
+        return this.store(view, arg, cmd === 'APPE');
+      case 'ABOR':
+        return [226, 'Aborted'];
+      default:
+        return this.pathCommand(view, cmd, arg);
+    }
+  }
+
+  /** The commands on one or two paths: attributes, removal, folders, renames. */
+  private async pathCommand(view: View, cmd: string, arg: string): Promise<[number, string]> {
+    switch (cmd) {
       case 'MLST': {
-        const p = this.resolve(arg);
-        const obj = await ufs.stat(p);
-        return [250, ['Listing', ` ${mlsFacts({ ...obj, name: ufs.client(p) })}`, 'End'].join('\n')];
+        const p = this.resolve(view, arg);
+        const obj = await this.core.uploads.partials.stat(view, p);
+        return [250, ['Listing', ` ${mlsFacts({ ...obj, name: view.client(p) })}`, 'End'].join('\n')];
       }
       case 'SIZE': {
-        const obj = await ufs.stat(this.resolve(arg));
+        const obj = await this.core.uploads.partials.stat(view, this.resolve(view, arg));
         if (obj.isDir) return [550, 'Not a file'];
         return [213, String(obj.size)];
       }
       case 'MDTM':
-        return [213, ftpTime((await ufs.stat(this.resolve(arg))).modified)];
+        return [213, ftpTime((await view.stat(this.resolve(view, arg))).modified)];
       case 'MFMT': {
         const space = arg.indexOf(' ');
         const when = parseFtpTime(arg.slice(0, space));
         if (space < 0 || !when) return [501, 'MFMT needs a time (YYYYMMDDHHMMSS) and a path'];
-        await ufs.setModified(this.resolve(arg.slice(space + 1)), when);
+        await view.setModified(this.resolve(view, arg.slice(space + 1)), when);
         return [213, `Modify=${ftpTime(when)}; ${arg.slice(space + 1)}`];
       }
-      case 'RETR':
-        return this.retrieve(arg);
-      case 'STOR':
-        return this.store(arg);
       case 'DELE':
-        await ufs.removePath(this.resolve(arg), 'file');
+        await view.removePath(this.resolve(view, arg), 'file');
         return [250, 'Deleted'];
       case 'RMD':
       case 'XRMD':
-        await ufs.removePath(this.resolve(arg), 'empty-folder');
+        await view.removePath(this.resolve(view, arg), 'empty-folder');
         return [250, 'Folder removed'];
       case 'MKD':
       case 'XMKD': {
-        const p = this.resolve(arg);
-        await ufs.makeFolder(p);
-        return [257, `"${ufs.client(p).replace(/"/g, '""')}" created`];
+        const p = this.resolve(view, arg);
+        await view.makeFolder(p);
+        return [257, `"${view.client(p).replace(/"/g, '""')}" created`];
       }
       case 'RNFR':
-        this.renameFrom = this.resolve(arg);
-        await ufs.stat(this.renameFrom);
+        this.renameFrom = undefined;
+        await view.stat(this.resolve(view, arg));
+        this.renameFrom = this.clientPath(arg);
         return [350, 'Ready for RNTO'];
       case 'RNTO': {
         const from = this.renameFrom;
         this.renameFrom = undefined;
         if (!from) return [503, 'RNFR first'];
-        await ufs.renamePath(from, this.resolve(arg), false);
+        await view.renamePath(view.virtual(from), this.resolve(view, arg), false);
         return [250, 'Renamed'];
       }
-      case 'ABOR':
-        return [226, 'Aborted'];
       default:
         return [502, `${cmd} is not implemented`];
     }
@@ -353,22 +373,23 @@ export class FtpSession {
       user = await this.core.repos.users.byRole(ROLE_GUEST);
     } else {
       try {
-        user = await this.core.accounts.checkPassword(this.username, password, this.socket.remoteAddress ?? '');
+        user = await this.core.accounts.checkPassword(this.username, password, this.socket.remoteAddress ?? '', { front: 'ftp', ip: this.socket.remoteAddress });
       } catch (err) {
         if (err instanceof AppError && err.kind === 'TooManyRequests') return [421, err.message];
         return [530, 'Login incorrect'];
       }
     }
     if (!mayConnect(user)) return [530, 'Login incorrect'];
-    this.ufs = this.core.views.for(user, { front: 'ftp', password: anonymous ? password : '' });
+    const credential = anonymous ? undefined : await appPasswordCredential(this.core, user, password);
+    this.principal = new SessionPrincipal(this.core, user, { front: 'ftp', password: anonymous ? password : '', origin: { front: 'ftp', ip: this.socket.remoteAddress } }, credential);
     this.cwd = '/';
     return [230, 'Logged in'];
   }
 
-  private async cwdTo(arg: string): Promise<[number, string]> {
-    const p = this.resolve(arg);
-    await this.fs().folder(p);
-    this.cwd = this.fs().client(p);
+  private async cwdTo(view: View, arg: string): Promise<[number, string]> {
+    const p = this.resolve(view, arg);
+    await view.folder(p);
+    this.cwd = view.client(p);
     return [250, `Folder changed to ${this.cwd}`];
   }
 
@@ -386,8 +407,12 @@ export class FtpSession {
     return [227, `Entering Passive Mode (${host.replace(/\./g, ',')},${port >> 8},${port & 255})`];
   }
 
-  /** Runs `work` on the data connection of the last PASV/EPSV, with the 150 / 226 replies. */
-  private async withData(work: (data: net.Socket) => Promise<void>): Promise<[number, string]> {
+  /**
+   * Runs `work` on the data connection of the last PASV/EPSV, with the 150 / 226 replies; once
+   * the client has opened it (maybe long after the command), the transfer is decided again on
+   * the view as it is then (`decide`).
+   */
+  private async withData(decide: (view: View) => void, work: (data: net.Socket) => Promise<void>): Promise<[number, string]> {
     const listener = this.passive;
     this.passive = undefined;
     if (!listener) throw new Reply(425, 'Use PASV or EPSV first');
@@ -398,16 +423,32 @@ export class FtpSession {
       listener.close();
       throw new Reply(425, (err as Error).message);
     }
+    try {
+      decide(await this.view());
+    } catch (err) {
+      data.destroy();
+      listener.close();
+      throw err;
+    }
     const context = this.protectData ? this.tls.context() : undefined;
-    if (context) data = serverTls(data, context);
+    const timeoutMs = this.config.connection_timeout * 1000 || 30_000;
     this.send(150, 'Opening data connection');
+    try {
+      if (context) data = await secureDataSocket(data, context, timeoutMs);
+    } catch (err) {
+      listener.close();
+      throw new Reply(425, (err as Error).message);
+    }
     this.transfer = data;
     try {
       await work(data);
+      await endDataSocket(data, timeoutMs);
     } catch (err) {
       data.destroy();
       if (err instanceof Reply || err instanceof AppError) throw err;
-      throw new Reply(426, `Transfer aborted: ${(err as Error).message}`);
+      // A dropped data connection or a failed stream: its text (paths, peers) stays in the log.
+      this.log.warn({ err, user: this.username, remote: this.socket.remoteAddress }, 'ftp transfer aborted');
+      throw new Reply(426, 'Transfer aborted');
     } finally {
       this.transfer = undefined;
       listener.close();
@@ -415,17 +456,18 @@ export class FtpSession {
     return [226, 'Transfer complete'];
   }
 
-  private async listing(cmd: string, arg: string): Promise<[number, string]> {
-    const ufs = this.fs();
+  private async listing(view: View, cmd: string, arg: string): Promise<[number, string]> {
     const target = arg.split(' ').filter((a) => a !== '' && !a.startsWith('-')).join(' ');
-    const p = this.resolve(target);
-    const obj = await ufs.stat(p);
-    const entries = obj.isDir ? await ufs.entries(p) : [obj];
-    const owner = ufs.user.username.replace(/\s/g, '_') || 'ftp';
-    const writable = can(ufs.user, PERM.FTP_WRITE);
+    const p = this.resolve(view, target);
+    const partials = this.core.uploads.partials;
+    const obj = await partials.stat(view, p);
+    // The user's interrupted uploads are listed with their size so far (only to that user).
+    const entries = obj.isDir ? await partials.entries(view, p, await view.entries(p)) : [obj];
+    const owner = view.user.username.replace(/\s/g, '_') || 'ftp';
+    const writable = can(view.user, PERM.FTP_WRITE);
     const mode = (o: Obj) => (o.isDir ? (writable ? 0o755 : 0o555) : writable ? 0o644 : 0o444);
     const line = (o: Obj) => (cmd === 'NLST' ? o.name : cmd === 'MLSD' ? mlsFacts(o) : lsLine(o, mode(o), owner));
-    return this.withData(async (data) => {
+    return this.withData((now) => requireHeld(now, p), async (data) => {
       const body = entries.map((o) => `${line(o)}\r\n`).join('');
       await new Promise<void>((resolve, reject) => {
         data.once('error', reject);
@@ -434,27 +476,77 @@ export class FtpSession {
     });
   }
 
-  private async retrieve(arg: string): Promise<[number, string]> {
+  /** A download, decided at its start and again while it runs (decidedStream). */
+  private async retrieve(view: View, arg: string): Promise<[number, string]> {
     const offset = this.restOffset;
     this.restOffset = 0;
-    const { stream } = await this.fs().openRead(this.resolve(arg), offset);
+    const p = this.resolve(view, arg);
+    const { stream } = await view.openRead(p, offset);
+    const decided = decidedStream(async () => requireHeld(await this.view(), p));
     try {
-      return await this.withData(async (data) => {
-        await pipeline(stream, data);
+      return await this.withData((now) => requireHeld(now, p), async (data) => {
+        await pipeline(stream, decided, data);
       });
     } finally {
       stream.destroy();
     }
   }
 
-  private async store(arg: string): Promise<[number, string]> {
-    const ufs = this.fs();
-    const p = this.resolve(arg);
-    if (this.restOffset !== 0) {
-      this.restOffset = 0;
-      throw new Reply(554, 'Resuming an upload is not supported');
+  /**
+   * An upload (STOR, `REST n` + STOR, APPE), decided at its start, while it runs, and once more
+   * before it is committed: the bytes go into the user's partial of the name (uploads/partials.ts),
+   * from 0, from the REST offset, or (APPE) from the partial's end or the file's; a transfer that
+   * ends normally is committed atomically, an interrupted one stays a partial for a resume.
+   */
+  private async store(view: View, arg: string, append: boolean): Promise<[number, string]> {
+    const p = this.resolve(view, arg);
+    const rest = this.restOffset;
+    this.restOffset = 0;
+    const existing = await view.checkUpload(p, true);
+    const partials = this.core.uploads.partials;
+    const partial = await partials.find(view, p);
+    const offset = append ? (partial?.received ?? existing?.size ?? 0) : rest;
+    // Resuming the stored file itself (no partial): it seeds the partial.
+    const seed = !partial && existing && offset > 0 && offset <= existing.size ? async () => (await view.openRead(p, 0, { recorded: false })).stream : undefined;
+    const decide = (now: View) => {
+      requireHeld(now, p);
+      now.checkPut(p);
+    };
+    let refused: unknown;
+    const decided = decidedStream(async () => {
+      try {
+        decide(await this.view());
+      } catch (err) {
+        refused = err;
+        throw err;
+      }
+    });
+    const write = await partials.begin(view, p, offset, { fresh: offset === 0, seed });
+    try {
+      return await this.withData(decide, async (data) => {
+        data.on('error', (err) => decided.destroy(err));
+        data.pipe(decided);
+        const written = await write.stream(offset, decided);
+        if (refused) throw refused;
+        if (written.interrupted || !(await this.controlStillOpen())) throw new Reply(426, `Transfer interrupted: ${write.size} bytes kept, resume with REST ${write.size} and STOR, or APPE`);
+        const now = await this.view();
+        decide(now);
+        await write.commit(now, p);
+      });
+    } catch (err) {
+      if (refused || this.principal?.endedBy(err)) await write.drop();
+      else await write.keep();
+      throw err;
     }
-    await ufs.checkUpload(p, true);
-    return this.withData((data) => ufs.upload(p, data, true));
+  }
+
+  /**
+   * Whether the control connection is still open a moment after a data connection ended: a
+   * client killed mid-upload closes both at once (its data connection's end is no end of file),
+   * while one that finished waits for the 226.
+   */
+  private async controlStillOpen(): Promise<boolean> {
+    await new Promise((resolve) => setTimeout(resolve, CONTROL_GRACE_MS));
+    return !this.closed && !this.socket.destroyed;
   }
 }

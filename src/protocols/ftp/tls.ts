@@ -43,3 +43,31 @@ export class FtpTls {
 export function serverTls(socket: import('node:net').Socket, context: tls.SecureContext): tls.TLSSocket {
   return new tls.TLSSocket(socket, { isServer: true, secureContext: context });
 }
+
+/**
+ * A data connection in TLS once its handshake is complete: a transfer with nothing to send (an
+ * empty listing, a 0-byte file) must not end the connection before that, or a GnuTLS client
+ * (lftp) fails with "the TLS connection was non-properly terminated".
+ */
+export function secureDataSocket(socket: import('node:net').Socket, context: tls.SecureContext, timeoutMs: number): Promise<tls.TLSSocket> {
+  const secured = serverTls(socket, context);
+  return new Promise((resolve, reject) => {
+    const fail = (err: Error) => {
+      clearTimeout(timer);
+      secured.off('secure', ok);
+      secured.destroy();
+      reject(err);
+    };
+    const ok = () => {
+      clearTimeout(timer);
+      secured.off('error', fail);
+      secured.off('close', closed);
+      resolve(secured);
+    };
+    const closed = () => fail(new Error('the data connection closed during its TLS handshake'));
+    const timer = setTimeout(() => fail(new Error('the TLS handshake of the data connection did not complete in time')), timeoutMs);
+    secured.once('secure', ok);
+    secured.once('error', fail);
+    secured.once('close', closed);
+  });
+}

@@ -1,5 +1,4 @@
-import { UploadIntegrityError } from '../../drivers/types.js';
-import { AppError, type ErrorKind } from '../../errors.js';
+import { type ErrorKind, isExpected } from '../../errors.js';
 
 /** An S3 error answer: HTTP status and the S3 error code of the XML body. */
 export class S3Error extends Error {
@@ -18,6 +17,8 @@ export const accessDenied = (message = 'Access Denied') => new S3Error(403, 'Acc
 export const signatureMismatch = (message = 'The request signature we calculated does not match the signature you provided.') =>
   new S3Error(403, 'SignatureDoesNotMatch', message);
 
+export const MSG_S3_INTERNAL = 'We encountered an internal error. Please try again.';
+
 /** The one mapping of error kinds to S3 answers. */
 const S3_OF: Record<ErrorKind, [number, string]> = {
   BadRequest: [400, 'InvalidRequest'],
@@ -33,8 +34,11 @@ const S3_OF: Record<ErrorKind, [number, string]> = {
   NotEmpty: [409, 'OperationAborted'],
   // Another client changed the same thing first.
   Conflict: [409, 'OperationAborted'],
+  // The body differs from its declared size or digest.
+  Integrity: [400, 'BadDigest'],
   Unsupported: [501, 'NotImplemented'],
   TooLarge: [400, 'EntityTooLarge'],
+  QuotaExceeded: [403, 'QuotaExceeded'],
   PathTooLong: [400, 'KeyTooLongError'],
   TooManyRequests: [503, 'SlowDown'],
   Upstream: [500, 'InternalError'],
@@ -44,11 +48,15 @@ const S3_OF: Record<ErrorKind, [number, string]> = {
 
 export function toS3Error(err: unknown): S3Error {
   if (err instanceof S3Error) return err;
-  if (err instanceof UploadIntegrityError) return new S3Error(400, 'BadDigest', err.message);
-  if (err instanceof AppError) {
+  if (isExpected(err)) {
     const [status, code] = S3_OF[err.kind];
     return new S3Error(status, code, err.message);
   }
-  // Unexpected failures are logged by the error handler; their text stays there.
-  return new S3Error(500, 'InternalError', 'We encountered an internal error. Please try again.');
+  // The HTTP layer's refusals of a request (a malformed header, a body over the limit) are the client's.
+  const status = (err as { statusCode?: unknown } | null)?.statusCode;
+  if (typeof status === 'number' && status >= 400 && status < 500 && (err as { code?: unknown }).code?.toString().startsWith('FST_')) {
+    return new S3Error(status === 413 ? 400 : status, status === 413 ? 'MaxMessageLengthExceeded' : 'InvalidRequest', (err as Error).message);
+  }
+  // Unexpected failures (kind Internal or no AppError) are logged by the error handler; their text stays there.
+  return new S3Error(500, 'InternalError', MSG_S3_INTERNAL);
 }

@@ -80,12 +80,19 @@ function sortedEntries(objs: Obj[]): Sorted[] {
   return rows;
 }
 
-/** Folder entries of a listing, keyed below the bucket; missing folders list as empty. */
-async function entriesOf(view: View, dir: string): Promise<Obj[]> {
+/**
+ * Folder entries of a listing, keyed below the bucket; missing folders list as empty. A folder
+ * the walk descends into (no delimiter) that the principal may not open, by a password it lacks
+ * or a rule, lists as empty too: its contents are left out, as a listing with a delimiter shows
+ * the folder and no more, and the rest of the bucket lists. The folder the prefix names is
+ * refused as any read of it is.
+ */
+async function entriesOf(view: View, dir: string, descended: boolean): Promise<Obj[]> {
   try {
     return (await view.list(view.virtual(dir))).objs;
   } catch (err) {
     if (isKind(err, 'NotFound', 'Hidden', 'BadRequest')) return [];
+    if (descended && isKind(err, 'PasswordRequired', 'Forbidden')) return [];
     throw err;
   }
 }
@@ -139,7 +146,7 @@ export async function listKeys(view: View, req: ListRequest): Promise<ListResult
   };
 
   const walk = async (dirKey: string): Promise<boolean> => {
-    const rows = sortedEntries(await entriesOf(view, `/${dirKey}`));
+    const rows = sortedEntries(await entriesOf(view, `/${dirKey}`, dirKey !== baseKey));
     for (let i = firstNeeded(rows, dirKey, after); i < rows.length; i++) {
       const { rel, obj } = rows[i]!;
       const key = dirKey + rel;

@@ -1,13 +1,14 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { createReadStream, createWriteStream } from 'node:fs';
-import { mkdir, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, readFile, rename, rm, stat, statfs, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { PassThrough, type Readable, Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { FastifyReply } from 'fastify';
 import type { Core } from '../../core.js';
+import { MSG_MOVED, requireSpace } from '../../uploads/decide.js';
 import type { View } from '../../view/view.js';
-import { S3Error } from './errors.js';
+import { accessDenied, S3Error } from './errors.js';
 import { etagOf } from './etag.js';
 import { compareKeys } from './listing.js';
 import { type Principal, requireWriter } from './principal.js';
@@ -24,6 +25,8 @@ const UPLOAD_ID = /^[0-9a-f]{32}$/;
 export const UPLOAD_MAX_AGE_MS = 7 * 24 * 3600_000;
 /** S3's smallest part but the last (5 MiB). */
 const MIN_PART_SIZE = 5 * 1024 * 1024;
+/** S3's largest part (5 GiB). */
+const MAX_PART_SIZE = 5 * 1024 * 1024 * 1024;
 
 interface UploadMeta {
   bucket: string;
@@ -31,6 +34,10 @@ interface UploadMeta {
   userId: number;
   initiated: string;
   contentType?: string;
+  /** The bucket's folder when the upload began: a bucket moved since (s3_buckets) does not take its parts. */
+  root?: string;
+  /** The account's password stamp when the upload began: a password change since ends the upload, as it ends web sessions. */
+  pwdTs?: number;
 }
 
 const noSuchUpload = () => new S3Error(404, 'NoSuchUpload', 'The specified multipart upload does not exist. The upload ID might be invalid, or the upload might have been aborted or completed.');
@@ -66,7 +73,7 @@ function countOf(q: Map<string, string>, name: string, fallback: number): number
 export class Multipart {
   private readonly root: string;
 
-  constructor(core: Core) {
+  constructor(private readonly core: Core) {
     this.root = path.join(core.config.temp_dir, STAGING_FOLDER);
   }
 
@@ -89,7 +96,8 @@ export class Multipart {
     return path.join(this.root, id);
   }
 
-  private async meta(p: Principal, id: string): Promise<UploadMeta> {
+  /** The principal's upload `id`; with `object`, only when it is the upload of that bucket and key (as AWS: NoSuchUpload otherwise). */
+  private async meta(p: Principal, id: string, object?: { bucket: string; key: string }): Promise<UploadMeta> {
     let meta: UploadMeta;
     try {
       meta = JSON.parse(await readFile(path.join(this.dir(id), 'meta.json'), 'utf8')) as UploadMeta;
@@ -97,7 +105,21 @@ export class Multipart {
       throw noSuchUpload();
     }
     if (meta.userId !== p.user.id) throw noSuchUpload();
+    if (object && (meta.bucket !== object.bucket || meta.key !== object.key)) throw noSuchUpload();
     return meta;
+  }
+
+  /**
+   * Decides a part or the completion on the account as it is now: the principal is the upload's
+   * user still (enabled, the password unchanged since the upload began), the bucket still shows
+   * the folder it showed then, and a put of the key is allowed now. Returns the virtual path.
+   */
+  private async decide(view: View, meta: UploadMeta): Promise<string> {
+    await this.core.views.live({ id: meta.userId, pwdTs: meta.pwdTs ?? 0 }, { front: 's3' }, { pwdTs: meta.pwdTs !== undefined }).user();
+    if (meta.root !== undefined && meta.root !== view.root) throw accessDenied(MSG_MOVED);
+    const target = view.virtual(meta.key);
+    view.checkPut(target);
+    return target;
   }
 
   async create(reply: FastifyReply, p: Principal, view: View, bucket: string, key: string) {
@@ -106,7 +128,7 @@ export class Multipart {
     view.checkPut(view.virtual(key));
     const id = newUploadId();
     await mkdir(this.dir(id), { recursive: true });
-    const meta: UploadMeta = { bucket, key, userId: p.user.id, initiated: new Date().toISOString() };
+    const meta: UploadMeta = { bucket, key, userId: p.user.id, initiated: new Date().toISOString(), root: view.root, pwdTs: p.user.pwdTs };
     await writeFile(path.join(this.dir(id), 'meta.json'), JSON.stringify(meta));
     return reply.type('application/xml').send(document('InitiateMultipartUploadResult', [['Bucket', bucket], ['Key', key], ['UploadId', id]]));
   }
@@ -114,15 +136,20 @@ export class Multipart {
   async uploadPart(
     reply: FastifyReply,
     p: Principal,
+    view: View,
+    object: { bucket: string; key: string },
     id: string,
     partNumber: string | undefined,
     body: { stream: Readable; size: number; failure: () => S3Error | undefined; checksum: () => { name: string; value: string } | undefined },
     contentMd5: string | undefined,
   ) {
     requireWriter(p);
-    await this.meta(p, id);
+    const meta = await this.meta(p, id, object);
     const n = Number(partNumber);
     if (!Number.isInteger(n) || n < 1 || n > MAX_PART) throw new S3Error(400, 'InvalidArgument', 'Part number must be an integer between 1 and 10000, inclusive.');
+    const target = await this.decide(view, meta);
+    if (body.size > MAX_PART_SIZE) throw new S3Error(400, 'EntityTooLarge', 'Your proposed upload exceeds the maximum allowed size.');
+    if (body.size > 0) await this.requireRoom(id, n, body.size, target);
     const dir = this.dir(id);
     const tmp = path.join(dir, `${partFile(n)}.${randomBytes(4).toString('hex')}.tmp`);
     const md5 = createHash('md5');
@@ -150,6 +177,14 @@ export class Multipart {
     }
   }
 
+  /** Refuses a part that would take the upload's parts past the free space of the staging area or of the target's storage. */
+  private async requireRoom(id: string, n: number, size: number, target: string): Promise<void> {
+    const others = (await this.parts(id)).reduce((sum, x) => (x.n === n ? sum : sum + x.size), 0);
+    await mkdir(this.root, { recursive: true });
+    const st = await statfs(this.root);
+    requireSpace(others + size, { storage: await this.core.writer.freeSpace(target), staging: st.bavail * st.bsize });
+  }
+
   /** The parts staged so far: number, size, MD5 and time. */
   private async parts(id: string): Promise<Array<{ n: number; size: number; etag: string; modified: Date }>> {
     const dir = this.dir(id);
@@ -166,8 +201,8 @@ export class Multipart {
 
   async complete(reply: FastifyReply, p: Principal, view: View, id: string, bucket: string, key: string, body: Record<string, unknown>) {
     requireWriter(p);
-    const meta = await this.meta(p, id);
-    if (meta.bucket !== bucket || meta.key !== key) throw noSuchUpload();
+    const meta = await this.meta(p, id, { bucket, key });
+    const target = await this.decide(view, meta);
     const asked = ((body.CompleteMultipartUpload as { Part?: Array<{ PartNumber?: string; ETag?: string }> } | undefined)?.Part ?? []).map((x) => ({
       n: Number(x.PartNumber),
       etag: String(x.ETag ?? '').replace(/"/g, '').toLowerCase(),
@@ -190,23 +225,21 @@ export class Multipart {
       for (const a of asked) await pipeline(createReadStream(path.join(dir, partFile(a.n))), joined, { end: false });
       joined.end();
     })().catch((err: unknown) => joined.destroy(err as Error));
-    const target = view.virtual(key);
     await view.put(target, { name: view.checkPut(target), size: total, stream: joined }, true);
     await rm(dir, { recursive: true, force: true });
     const obj = await view.stat(target);
     return reply.type('application/xml').send(document('CompleteMultipartUploadResult', [['Bucket', bucket], ['Key', key], ['ETag', etagOf(obj)]]));
   }
 
-  async abort(reply: FastifyReply, p: Principal, id: string) {
+  async abort(reply: FastifyReply, p: Principal, id: string, object: { bucket: string; key: string }) {
     requireWriter(p);
-    await this.meta(p, id);
+    await this.meta(p, id, object);
     await rm(this.dir(id), { recursive: true, force: true });
     return reply.code(204).send();
   }
 
   async listParts(reply: FastifyReply, p: Principal, id: string, bucket: string, key: string, q: Map<string, string>) {
-    const meta = await this.meta(p, id);
-    if (meta.bucket !== bucket || meta.key !== key) throw noSuchUpload();
+    await this.meta(p, id, { bucket, key });
     const marker = countOf(q, 'part-number-marker', 0);
     const max = Math.min(countOf(q, 'max-parts', MAX_LIST), MAX_LIST);
     const all = (await this.parts(id)).filter((x) => x.n > marker);

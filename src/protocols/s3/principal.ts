@@ -2,9 +2,11 @@ import type { IncomingHttpHeaders } from 'node:http';
 import type { Core } from '../../core.js';
 import type { User } from '../../db/users.js';
 import { cleanPath } from '../../util/paths.js';
+import { rootedAt, Tree } from '../../view/tree.js';
 import type { View } from '../../view/view.js';
 import { accessDenied, noSuchBucket, S3Error, signatureMismatch } from './errors.js';
 import { checkTime, type ChunkSigning, parseSignature, type SignedRequest, verifySignature } from './sigv4.js';
+import type { EventOrigin } from '../../audit/events.js';
 
 export interface Bucket {
   name: string;
@@ -56,10 +58,16 @@ export interface RequestParts {
   ip: string;
 }
 
-/** The buckets a user reaches: those whose folder is at or below the user's base path. */
+/**
+ * The buckets a user reaches: those of the setting whose folder is in the user's tree (their
+ * base path or one of their named roots), then each named root whose name is a bucket name and
+ * not taken by the setting, as a bucket of that name.
+ */
 function bucketsOf(user: User, all: Bucket[]): Bucket[] {
-  const base = cleanPath(user.basePath);
-  return all.filter((b) => base === '/' || b.path === base || b.path.startsWith(`${base}/`));
+  const tree = new Tree(user);
+  const configured = all.filter((b) => tree.contains(b.path));
+  const ofRoots = tree.named.filter((r) => BUCKET_NAME.test(r.name) && !all.some((b) => b.name === r.name));
+  return [...configured, ...ofRoots.map((r) => ({ name: r.name, path: r.path }))];
 }
 
 /** The user and secret of an access key: the settings' pair (the admin), or a user's own key. */
@@ -67,7 +75,7 @@ async function keyOwner(core: Core, accessKey: string): Promise<{ user: User; se
   const keyId = core.settings.get('s3_access_key_id');
   const secret = core.settings.get('s3_secret_access_key');
   if (keyId !== '' && secret !== '' && accessKey === keyId) return { user: await core.accounts.admin(), secret };
-  const own = await core.repos.s3Keys.byAccessKey(accessKey);
+  const own = await core.repos.s3Keys.byField('accessKey', accessKey);
   if (!own) return undefined;
   const user = await core.repos.users.byId(own.userId);
   if (!user || user.disabled) return undefined;
@@ -90,10 +98,12 @@ export async function authenticate(core: Core, req: RequestParts): Promise<Princ
     if (!guest || guest.disabled) throw accessDenied();
     return { user: guest, anonymous: true, buckets: bucketsOf(guest, all) };
   }
-  core.limiter.check(req.ip);
+  const origin = { front: 's3', ip: req.ip } as const;
+  await core.limiter.check(req.ip);
   const owner = await keyOwner(core, sig.accessKey);
   if (!owner) {
-    core.limiter.fail(req.ip);
+    await core.limiter.fail(req.ip);
+    core.accounts.recordSignIn(origin, '', sig.accessKey, 'Unauthorized');
     throw new S3Error(403, 'InvalidAccessKeyId', 'The AWS Access Key Id you provided does not exist in our records.');
   }
   let key: Buffer;
@@ -101,10 +111,14 @@ export async function authenticate(core: Core, req: RequestParts): Promise<Princ
     checkTime(sig, req.query);
     key = verifySignature(sig, owner.secret, req.method, req.rawPath, req.rawQuery, req.headers);
   } catch (err) {
-    if (err instanceof S3Error && err.code === 'SignatureDoesNotMatch') core.limiter.fail(req.ip);
+    if (err instanceof S3Error && err.code === 'SignatureDoesNotMatch') {
+      await core.limiter.fail(req.ip);
+      core.accounts.recordSignIn(origin, owner.user.username, sig.accessKey, 'Unauthorized');
+    }
     throw err;
   }
-  core.limiter.succeed(req.ip);
+  await core.limiter.succeed(req.ip);
+  core.accounts.recordSignIn(origin, owner.user.username, sig.accessKey, 'ok');
   if (owner.keyId !== undefined) await core.repos.s3Keys.touch(owner.keyId, Date.now());
   const streaming = sig.payloadHash.startsWith('STREAMING-AWS4-HMAC-SHA256-PAYLOAD');
   return {
@@ -130,13 +144,13 @@ export function bucketOf(p: Principal, name: string): Bucket {
  * bucketsOf): the user record with its base path moved to the bucket, so every key is cleaned
  * below it and the user's rules hold as on every front.
  */
-export function bucketView(core: Core, p: Principal, bucket: Bucket): View {
-  return core.views.for({ ...p.user, basePath: bucket.path }, { front: 's3' });
+export function bucketView(core: Core, p: Principal, bucket: Bucket, origin?: EventOrigin): View {
+  return core.views.for(rootedAt(p.user, bucket.path), { front: 's3', origin });
 }
 
 /** The principal's view from its own base path (copies between buckets). */
-export function principalView(core: Core, p: Principal): View {
-  return core.views.for(p.user, { front: 's3' });
+export function principalView(core: Core, p: Principal, origin?: EventOrigin): View {
+  return core.views.for(p.user, { front: 's3', origin });
 }
 
 /** The guest reads only where it holds the read bits a raw link needs; writes need a key. */

@@ -161,6 +161,7 @@ export function verifySignature(sig: SignedRequest, secret: string, method: stri
     .sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : a[1] < b[1] ? -1 : a[1] > b[1] ? 1 : 0));
   const canonicalQuery = pairs.map(([k, v]) => `${k}=${v}`).join('&');
   if (!sig.signedHeaders.includes('host')) throw signatureMismatch('The host header must be signed.');
+  requireSignedAmzHeaders(sig, headers);
   const canonicalHeaders = sig.signedHeaders
     .map((name) => {
       const value = header(headers, name);
@@ -174,6 +175,17 @@ export function verifySignature(sig: SignedRequest, secret: string, method: stri
   const expected = hmac(key, toSign).toString('hex');
   if (!safeHexEqual(expected, sig.signature)) throw signatureMismatch();
   return key;
+}
+
+/**
+ * Every `x-amz-*` header a request carries must be among its signed headers, in the
+ * Authorization header and in a presigned URL alike (as AWS requires): an unsigned one could be
+ * added by anyone holding the URL (a presigned PUT turned into a copy by `x-amz-copy-source`).
+ * A presigned URL's own `X-Amz-*` parameters are in its query, which the signature covers.
+ */
+function requireSignedAmzHeaders(sig: SignedRequest, headers: IncomingHttpHeaders): void {
+  const unsigned = Object.keys(headers).filter((name) => name.startsWith('x-amz-') && !sig.signedHeaders.includes(name));
+  if (unsigned.length > 0) throw new S3Error(403, 'AccessDenied', `There were headers present in the request which were not signed: ${unsigned.sort().join(', ')}`);
 }
 
 function safeHexEqual(a: string, b: string): boolean {

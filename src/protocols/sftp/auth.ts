@@ -3,14 +3,21 @@ import type { AuthContext } from 'ssh2';
 import type { Core } from '../../core.js';
 import { ROLE_GUEST, type User } from '../../db/users.js';
 import { mayConnect } from '../../view/view.js';
+import { appPasswordCredential, type Credential, sshKeyCredential } from '../live-session.js';
+
+/** An accepted login: the user, and the app password or key it was made with (its revocation ends the session). */
+export interface SshLogin {
+  user: User;
+  credential?: Credential;
+}
 
 /**
  * Decides one SSH authentication attempt (wire-api.md §15.4): `none` for the guest only,
  * `password` through Accounts.checkPassword (the login lockout applies), `publickey` against the
  * keys the user registered (`last_used_time` updated on a signed match). Resolves with the
- * user once accepted; rejects the attempt (answering the methods left) otherwise.
+ * login once accepted; rejects the attempt (answering the methods left) otherwise.
  */
-export async function authenticate(ssh2: typeof Ssh2, core: Core, ctx: AuthContext, ip: string): Promise<User | undefined> {
+export async function authenticate(ssh2: typeof Ssh2, core: Core, ctx: AuthContext, ip: string): Promise<SshLogin | undefined> {
   const methods: Array<'password' | 'publickey'> = core.settings.get('sftp_disable_password_login') === 'true' ? ['publickey'] : ['password', 'publickey'];
   const reject = () => {
     ctx.reject(methods);
@@ -21,25 +28,25 @@ export async function authenticate(ssh2: typeof Ssh2, core: Core, ctx: AuthConte
       const guest = await core.repos.users.byRole(ROLE_GUEST);
       if (ctx.username !== guest?.username || !mayConnect(guest)) return reject();
       ctx.accept();
-      return guest;
+      return { user: guest };
     }
     case 'password': {
       if (!methods.includes('password')) return reject();
       let user: User;
       try {
-        user = await core.accounts.checkPassword(ctx.username, ctx.password, ip);
+        user = await core.accounts.checkPassword(ctx.username, ctx.password, ip, { front: 'sftp', ip });
       } catch {
         return reject();
       }
       if (!mayConnect(user)) return reject();
+      const credential = await appPasswordCredential(core, user, ctx.password);
       ctx.accept();
-      return user;
+      return { user, credential };
     }
     case 'publickey': {
       const user = await core.repos.users.byUsername(ctx.username);
       if (!mayConnect(user)) return reject();
-      const { keys } = await core.repos.sshKeys.ofUser(user.id, 1, 0);
-      for (const stored of keys) {
+      for (const stored of await core.repos.sshKeys.ofUser(user.id)) {
         const key = ssh2.utils.parseKey(stored.keyStr);
         if (key instanceof Error || Array.isArray(key)) continue;
         if (!key.getPublicSSH().equals(ctx.key.data)) continue;
@@ -51,7 +58,7 @@ export async function authenticate(ssh2: typeof Ssh2, core: Core, ctx: AuthConte
         if (key.verify(ctx.blob, ctx.signature, ctx.hashAlgo) !== true) return reject();
         await core.repos.sshKeys.touch(stored.id, Date.now());
         ctx.accept();
-        return user;
+        return { user, credential: sshKeyCredential(core, user.id, stored.id) };
       }
       return reject();
     }

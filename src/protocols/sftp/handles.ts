@@ -1,6 +1,7 @@
 import { close, read } from 'node:fs';
 import { PassThrough, type Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
+import { Unsupported } from '../../errors.js';
 import type { Obj } from '../../drivers/types.js';
 import type { Spool } from './spool.js';
 
@@ -26,7 +27,8 @@ export interface ReadHold {
 }
 
 /** Raised for a write at an offset the streaming upload can not take. */
-export class UnsupportedWrite extends Error {}
+/** A write an upload streamed to its storage can no longer take (kind Unsupported: SFTP's OP_UNSUPPORTED). */
+export class UnsupportedWrite extends Unsupported {}
 
 /**
  * An open file being read. SFTP clients read with many requests in flight, in increasing
@@ -48,7 +50,10 @@ export class DownloadHandle {
     readonly obj: Obj,
     readonly size: number,
     private readonly open: (start: number) => Promise<Readable>,
+    /** The view's transfer-done: called at close with the bytes answered (one `download` event per handle). */
+    private readonly done?: (bytes: number) => void,
   ) {}
+  private sent = 0;
 
   /** Up to `len` bytes at `offset`; undefined at the end of the file. Calls run one after another. */
   read(offset: number, len: number): Promise<Buffer | undefined> {
@@ -70,6 +75,7 @@ export class DownloadHandle {
     if (this.buffered === 0) return undefined;
     const out = this.take(Math.min(len, this.buffered));
     this.pos += out.length;
+    this.sent += out.length;
     if (this.buffered < READ_AHEAD && !this.ended) this.stream!.resume();
     return out;
   }
@@ -138,6 +144,7 @@ export class DownloadHandle {
     this.stream?.destroy();
     this.stream = undefined;
     this.chunks = [];
+    this.done?.(this.sent);
   }
 }
 
@@ -154,7 +161,10 @@ export class FileReadHandle {
     readonly path: string,
     readonly obj: Obj,
     private readonly fd: number,
+    /** The view's transfer-done: called at close with the bytes answered (one `download` event per handle). */
+    private readonly done?: (bytes: number) => void,
   ) {}
+  private sent = 0;
 
   /** Reads up to `len` bytes at file offset `position` into `buf` at `at`; 0 at the end of the file. */
   read(buf: Buffer, at: number, len: number, position: number): Promise<number> {
@@ -164,7 +174,10 @@ export class FileReadHandle {
       read(this.fd, buf, at, len, position, (err, bytes) => {
         if (--this.reading === 0 && this.closing) close(this.fd, () => undefined);
         if (err) reject(err);
-        else resolve(bytes);
+        else {
+          this.sent += bytes;
+          resolve(bytes);
+        }
       });
     });
   }
@@ -173,6 +186,7 @@ export class FileReadHandle {
     if (this.closing) return;
     this.closing = true;
     if (this.reading === 0) close(this.fd, () => undefined);
+    this.done?.(this.sent);
   }
 }
 
@@ -191,6 +205,11 @@ export interface UploadOptions {
    * V8 to move them to its old generation, collected only by full garbage collections.
    */
   readHold?: ReadHold;
+  /**
+   * Decides the upload once more when all its bytes are in, before the put is ended (and its
+   * storage commits the file): a refusal drops the upload, storing nothing.
+   */
+  beforeEnd?(): Promise<void>;
 }
 
 /**
@@ -341,13 +360,16 @@ export class UploadHandle {
   /** Ends the file and waits until it is stored under its name. */
   async close(): Promise<void> {
     try {
-      if (this.spool) await this.serial((sp) => pipeline(sp.read(), this.stream));
-      else this.stream.end();
+      if (this.spool) await this.serial((sp) => pipeline(sp.read(), this.stream, { end: false }));
+      await this.opts.beforeEnd?.();
+      this.stream.end();
     } catch (err) {
       this.abort(err as Error);
     }
     try {
       await this.done;
+    } catch (err) {
+      throw this.failure ?? err;
     } finally {
       await this.dispose();
     }

@@ -2,29 +2,21 @@ import { rm } from 'node:fs/promises';
 import net, { type Socket } from 'node:net';
 import path from 'node:path';
 import type * as Ssh2 from 'ssh2';
-import type { CipherAlgorithm, Connection } from 'ssh2';
+import type { Connection } from 'ssh2';
 import { parseListen } from '../../config/load.js';
 import type { Core } from '../../core.js';
-import type { User } from '../../db/users.js';
 import { lazyRequire } from '../../util/lazy-require.js';
-import { listenOn, type ProtocolListener } from '../listeners.js';
-import { authenticate } from './auth.js';
+import { listenOn, type ProtocolListener } from '../listen-on.js';
+import { SessionPrincipal } from '../live-session.js';
+import { authenticate, type SshLogin } from './auth.js';
 import { loadHostKeys } from './host-key.js';
 import type { ReadHold } from './handles.js';
 import { serveSftp } from './session.js';
 import { SPOOL_FOLDER } from './spool.js';
+import { sshCiphers } from './ciphers.js';
 import { storageSpace } from './space.js';
 
 const loadSsh2 = lazyRequire<typeof Ssh2>('ssh2');
-
-/**
- * The ciphers OpenSSH's sshd offers, in its order. A client takes its own first choice the server
- * also offers: OpenSSH's is ChaCha20-Poly1305, then AES-CTR, then AES-GCM. Without ChaCha20 it took
- * AES-CTR with HMAC-SHA2-256, which costs ssh2 (OpenSSL through its binding) and the client about
- * a third more CPU per byte than ChaCha20-Poly1305 (AES-GCM costs least, but a client asks for it
- * only after the others).
- */
-const CIPHERS: CipherAlgorithm[] = ['chacha20-poly1305@openssh.com', 'aes128-ctr', 'aes192-ctr', 'aes256-ctr', 'aes128-gcm@openssh.com', 'aes256-gcm@openssh.com'];
 
 /**
  * The SFTP server (config `sftp`, wire-api.md §15.4): SSH with the host key kept in the data
@@ -39,16 +31,16 @@ export async function startSftpServer(core: Core, listen = core.config.sftp.list
   const log = core.log.child({ service: 'sftp' });
   const clients = new Set<Connection>();
   const banner = core.settings.get('announcement');
-  const server = new ssh2.Server({ hostKeys, ident: 'Atrium', banner: banner ? `${banner}\n` : undefined, algorithms: { cipher: CIPHERS } }, (client, info) => {
+  const server = new ssh2.Server({ hostKeys, ident: 'Atrium', banner: banner ? `${banner}\n` : undefined, algorithms: { cipher: sshCiphers() } }, (client, info) => {
     clients.add(client);
     // ssh2 keeps the connection's socket as `_sock` (lib/server.js): uploads pause it while the storage is behind.
     const socket = (client as unknown as { _sock?: unknown })._sock;
     const hold = socket instanceof net.Socket ? readHold(socket) : undefined;
-    let user: User | undefined;
+    let login: SshLogin | undefined;
     client.on('authentication', (ctx) => {
       authenticate(ssh2, core, ctx, info.ip).then(
-        (u) => {
-          if (u) user = u;
+        (l) => {
+          if (l) login = l;
         },
         (err: unknown) => {
           log.error({ err }, 'sftp authentication failed');
@@ -60,9 +52,16 @@ export async function startSftpServer(core: Core, listen = core.config.sftp.list
       client.on('session', (accept) => {
         const session = accept();
         session.on('sftp', (acceptSftp) => {
-          if (!user) return;
-          const view = core.views.for(user, { front: 'ftp' });
-          serveSftp(acceptSftp(), view, log, { tempDir: core.config.temp_dir, spaceOf: (p) => storageSpace(view.storageOf(p)), readHold: hold });
+          if (!login) return;
+          // Every request of the channel is decided on the account as it is then.
+          const principal = new SessionPrincipal(core, login.user, { front: 'ftp', origin: { front: 'sftp', ip: info.ip } }, login.credential);
+          serveSftp(acceptSftp(), principal, log.child({ user: login.user.username, ip: info.ip }), {
+            tempDir: core.config.temp_dir,
+            partials: core.uploads.partials,
+            spaceOf: (view, p) => storageSpace(view.storageOf(p)),
+            readHold: hold,
+            endConnection: () => client.end(),
+          });
         });
       });
     });

@@ -24,7 +24,7 @@ export async function authenticate(core: Core, req: FastifyRequest): Promise<Cal
     const guest = await core.repos.users.byRole(1);
     if (guest && !guest.disabled && username === guest.username) return { user: guest, password };
     try {
-      return { user: await core.accounts.checkPassword(username, password, req.ip), password: '' };
+      return { user: await core.accounts.checkPassword(username, password, req.ip, { front: 'webdav', ip: req.ip, requestId: String(req.id) }), password: '' };
     } catch (err) {
       if (err instanceof AppError && err.kind === 'TooManyRequests') throw new DavError(429, err.message);
       if (req.method === 'OPTIONS') return guestCaller(core, challenge);

@@ -1,5 +1,4 @@
-import { ObjectNotFound, UploadIntegrityError } from '../../drivers/types.js';
-import { AppError, type ErrorKind } from '../../errors.js';
+import { type ErrorKind, isExpected } from '../../errors.js';
 import { IfHeaderError } from './if-header.js';
 import { XmlError } from './xml.js';
 
@@ -16,6 +15,8 @@ export class DavError extends Error {
   }
 }
 
+export const MSG_DAV_INTERNAL = 'internal error';
+
 /** The one mapping of error kinds to WebDAV statuses. */
 const STATUS_OF: Record<ErrorKind, number> = {
   BadRequest: 400,
@@ -30,8 +31,10 @@ const STATUS_OF: Record<ErrorKind, number> = {
   Exists: 412,
   NotEmpty: 409,
   Conflict: 409,
+  Integrity: 400,
   Unsupported: 501,
   TooLarge: 507,
+  QuotaExceeded: 507,
   PathTooLong: 414,
   TooManyRequests: 429,
   Upstream: 502,
@@ -42,9 +45,7 @@ const STATUS_OF: Record<ErrorKind, number> = {
 export function toDavError(err: unknown): DavError {
   if (err instanceof DavError) return err;
   if (err instanceof XmlError || err instanceof IfHeaderError) return new DavError(400, err.message);
-  if (err instanceof ObjectNotFound) return new DavError(404, err.message);
-  if (err instanceof UploadIntegrityError) return new DavError(400, err.message);
-  if (err instanceof AppError) return new DavError(STATUS_OF[err.kind], err.message);
-  // Unexpected failures are logged by the error handler; their text (paths, stacks) stays there.
-  return new DavError(500, 'internal error');
+  if (isExpected(err)) return new DavError(STATUS_OF[err.kind], err.message);
+  // Unexpected failures (kind Internal or no AppError) are logged by the error handler; their text (paths, stacks) stays there.
+  return new DavError(500, MSG_DAV_INTERNAL);
 }

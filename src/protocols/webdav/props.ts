@@ -3,6 +3,7 @@ import { mimeTypes } from '../../util/mime.js';
 import type { Obj } from '../../drivers/types.js';
 import type { Lock } from './locks.js';
 import { DAV, escapeXml, propElement, propKey, splitKey } from './xml.js';
+import type { DavQuota } from './quota.js';
 
 const OWNCLOUD = 'http://owncloud.org/ns';
 
@@ -32,10 +33,15 @@ export const LIVE_PROPS = new Set(
   ['resourcetype', 'displayname', 'getcontentlength', 'getlastmodified', 'creationdate', 'getcontenttype', 'getetag', 'lockdiscovery', 'supportedlock'].map((n) => propKey(DAV, n)),
 );
 
+/** RFC 4331's properties: computed only when a PROPFIND names them (never part of allprop). */
+export const QUOTA_PROPS = new Set(['quota-available-bytes', 'quota-used-bytes'].map((n) => propKey(DAV, n)));
+
 export interface Resource {
   obj: Obj;
   href: string;
   locks: Lock[];
+  /** The collection's space (RFC 4331), when asked for. */
+  quota?: DavQuota;
   /** Dead properties: key → serialized element. */
   dead: ReadonlyMap<string, string>;
 }
@@ -65,6 +71,10 @@ function liveValue(key: string, r: Resource): string | undefined {
       return r.locks.map((l) => lockXml(l, r.href)).join('');
     case propKey(DAV, 'supportedlock'):
       return SUPPORTED_LOCK;
+    case propKey(DAV, 'quota-available-bytes'):
+      return obj.isDir && r.quota ? String(r.quota.available) : undefined;
+    case propKey(DAV, 'quota-used-bytes'):
+      return obj.isDir && r.quota ? String(r.quota.used) : undefined;
     case propKey(OWNCLOUD, 'checksums'): {
       const md5 = obj.hash?.md5;
       return md5 ? `<X:checksum>MD5:${escapeXml(md5)}</X:checksum>` : undefined;
@@ -90,8 +100,13 @@ export class PropfindRenderer {
     this.signature = `${req.kind}\0${this.baseKeys.join('\0')}`;
   }
 
+  /** Whether this request names RFC 4331's quota properties (then the collection's space is worked out). */
+  get wantsQuota(): boolean {
+    return this.baseKeys.some((k) => QUOTA_PROPS.has(k));
+  }
+
   render(r: Resource): Buffer {
-    const plain = r.locks.length === 0 && r.dead.size === 0;
+    const plain = r.locks.length === 0 && r.dead.size === 0 && r.quota === undefined;
     if (plain) {
       const hit = this.memo.get(r.obj);
       if (hit && hit.href === r.href) return hit.xml;

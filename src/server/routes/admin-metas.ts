@@ -5,6 +5,7 @@ import { NotFound } from '../../errors.js';
 import { apiRoute } from '../route.js';
 import { metaShape, pageShape } from '../shapes.js';
 import { boolish, int, pageOf, pageQuery } from '../validation.js';
+import { adminChange } from '../admin-change.js';
 
 const metaBody = z.object({
   id: int().optional(),
@@ -54,11 +55,13 @@ export function adminMetaRoutes(app: FastifyInstance, core: Core): void {
   apiRoute(app, core, {
     method: 'POST',
     url: '/api/admin/meta/create',
+    // OpenList answers a path that has a meta already 500 with the text.
+    codes: [['Exists', 500]],
     output: z.null(),
     auth: 'admin',
     input: metaBody,
-    handler: async ({ input }) => {
-      await core.metas.create(input);
+    handler: async (ctx) => {
+      await adminChange(core, ctx, 'meta_create', ctx.input.path, () => core.metas.create(ctx.input));
       return null;
     },
   });
@@ -66,11 +69,13 @@ export function adminMetaRoutes(app: FastifyInstance, core: Core): void {
   apiRoute(app, core, {
     method: 'POST',
     url: '/api/admin/meta/update',
+    // OpenList answers a path that has a meta already 500 with the text.
+    codes: [['Exists', 500]],
     output: z.null(),
     auth: 'admin',
     input: metaBody.extend({ id: int() }),
-    handler: async ({ input }) => {
-      await core.metas.update(input);
+    handler: async (ctx) => {
+      await adminChange(core, ctx, 'meta_update', ctx.input.path, () => core.metas.update(ctx.input));
       return null;
     },
   });
@@ -82,8 +87,9 @@ export function adminMetaRoutes(app: FastifyInstance, core: Core): void {
     auth: 'admin',
     input: z.object({ id: int() }),
     from: 'query',
-    handler: async ({ input }) => {
-      await core.metas.delete(input.id);
+    handler: async (ctx) => {
+      const name = [...core.metas.all()].find((l) => l.meta.id === ctx.input.id)?.meta.path ?? String(ctx.input.id);
+      await adminChange(core, ctx, 'meta_delete', name, () => core.metas.delete(ctx.input.id));
       return null;
     },
   });

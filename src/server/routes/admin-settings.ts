@@ -5,6 +5,7 @@ import { NotFound } from '../../errors.js';
 import type { SettingItem } from '../../settings/defaults.js';
 import { apiRoute } from '../route.js';
 import { settingShape } from '../shapes.js';
+import { adminChange } from '../admin-change.js';
 
 const numberList = (v: string | undefined) =>
   (v ?? '')
@@ -63,8 +64,9 @@ export function adminSettingRoutes(app: FastifyInstance, core: Core): void {
         value: z.union([z.string(), z.number(), z.boolean()]).transform(String),
       }),
     ),
-    handler: async ({ input }) => {
-      await core.settings.saveMany(input);
+    handler: async (ctx) => {
+      // One setting_update per key; values are not recorded (some are secrets).
+      await adminChange(core, ctx, 'setting_update', ctx.input.map((i) => i.key), () => core.settings.saveMany(ctx.input));
       return null;
     },
   });

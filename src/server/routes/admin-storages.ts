@@ -10,6 +10,7 @@ import { mountDetailsOf } from '../mount-details.js';
 import { apiRoute } from '../route.js';
 import { driverInfoShape, pageShape, storageShape } from '../shapes.js';
 import { boolish, int, pageOf, pageQuery } from '../validation.js';
+import { adminChange } from '../admin-change.js';
 
 const idQuery = z.object({ id: int() });
 
@@ -46,6 +47,8 @@ export const storageBody = z.object({
   proxy_range: boolish().default(false),
   down_proxy_url: z.string().default(''),
   disable_proxy_sign: boolish().default(false),
+  trash: z.enum(['', 'on', 'off']).default('').describe("deletes go to the storage's trash: '' the driver's default (on for Local without a recycle bin), on, off"),
+  trash_days: int().pipe(z.number().int().min(0).max(36_500)).default(30).describe('days a trashed object is kept (0: until purged)'),
 });
 
 /** The Storage JSON of the wire: `modified` as a time, `status` as this process sees it. */
@@ -64,6 +67,13 @@ async function manageJson(core: Core, s: StorageRow) {
 
 /** `/api/admin/storage/*` and `/api/admin/driver/*`. */
 export function adminStorageRoutes(app: FastifyInstance, core: Core): void {
+  storageReadRoutes(app, core);
+  storageChangeRoutes(app, core);
+  driverRoutes(app, core);
+}
+
+/** `/api/admin/storage/list|get`. */
+function storageReadRoutes(app: FastifyInstance, core: Core): void {
   apiRoute(app, core, {
     method: 'GET',
     url: '/api/admin/storage/list',
@@ -91,24 +101,31 @@ export function adminStorageRoutes(app: FastifyInstance, core: Core): void {
       return manageJson(core, s);
     },
   });
+}
 
+/** `/api/admin/storage/create|update|delete|enable|disable|load_all`. */
+function storageChangeRoutes(app: FastifyInstance, core: Core): void {
   apiRoute(app, core, {
     method: 'POST',
     url: '/api/admin/storage/create',
+    // OpenList answers a mount path in use 500 (with data {id}).
+    codes: [['Exists', 500]],
     output: z.object({ id: z.number().int() }),
     auth: 'admin',
     input: storageBody,
-    handler: async ({ input }) => core.storages.create(input),
+    handler: async (ctx) => adminChange(core, ctx, 'storage_create', ctx.input.mount_path, () => core.storages.create(ctx.input)),
   });
 
   apiRoute(app, core, {
     method: 'POST',
     url: '/api/admin/storage/update',
+    // OpenList answers a mount path in use 500.
+    codes: [['Exists', 500]],
     output: z.null(),
     auth: 'admin',
     input: storageBody.extend({ id: int() }),
-    handler: async ({ input }) => {
-      await core.storages.update(input);
+    handler: async (ctx) => {
+      await adminChange(core, ctx, 'storage_update', ctx.input.mount_path, () => core.storages.update(ctx.input));
       return null;
     },
   });
@@ -121,8 +138,9 @@ export function adminStorageRoutes(app: FastifyInstance, core: Core): void {
       auth: 'admin',
       input: idQuery,
       from: 'query',
-      handler: async ({ input }) => {
-        await core.storages[verb](input.id);
+      handler: async (ctx) => {
+        const name = core.storages.byId(ctx.input.id)?.row.mount_path ?? String(ctx.input.id);
+        await adminChange(core, ctx, verb === 'delete' ? 'storage_delete' : 'storage_update', name, () => core.storages[verb](ctx.input.id));
         return null;
       },
     });
@@ -138,7 +156,10 @@ export function adminStorageRoutes(app: FastifyInstance, core: Core): void {
       return null;
     },
   });
+}
 
+/** `/api/admin/driver/list|names|info`: the drivers and their forms. */
+function driverRoutes(app: FastifyInstance, core: Core): void {
   apiRoute(app, core, {
     method: 'GET',
     url: '/api/admin/driver/list',

@@ -4,8 +4,10 @@ import { userJson } from '../../auth/accounts.js';
 import type { Core } from '../../core.js';
 import { NotFound } from '../../errors.js';
 import { apiRoute } from '../route.js';
-import { pageShape, userShape } from '../shapes.js';
+import { pageShape, rootShape, userShape } from '../shapes.js';
 import { boolish, int, pageOf, pageQuery } from '../validation.js';
+import { originOf } from '../../http/origin.js';
+import type { Actor } from '../../auth/accounts.js';
 
 const idQuery = z.object({ id: int() });
 
@@ -19,6 +21,10 @@ export const userBody = z.object({
   permission: int().optional(),
   sso_id: z.string().optional(),
   allow_ldap: boolish().optional(),
+  group_ids: z.array(int()).max(1000).optional(),
+  roots: z.array(rootShape).max(64).optional(),
+  quota_bytes: int().optional(),
+  quota_files: int().optional(),
 });
 
 /** `/api/admin/user/*` (admin only). By-id verbs take `?id=` in the query, as the original. */
@@ -53,8 +59,8 @@ export function adminUserRoutes(app: FastifyInstance, core: Core): void {
     output: z.null(),
     auth: 'admin',
     input: userBody,
-    handler: async ({ input }) => {
-      await core.accounts.createUser(input);
+    handler: async ({ input, principal, req }) => {
+      await core.accounts.createUser(input, { user: principal.user.username, origin: originOf(req, 'api') });
       return null;
     },
   });
@@ -65,25 +71,27 @@ export function adminUserRoutes(app: FastifyInstance, core: Core): void {
     output: z.null(),
     auth: 'admin',
     input: userBody.extend({ id: int() }),
-    handler: async ({ input }) => {
-      await core.accounts.updateUser(input);
+    handler: async ({ input, principal, req }) => {
+      await core.accounts.updateUser(input, { user: principal.user.username, origin: originOf(req, 'api') });
       return null;
     },
   });
 
   for (const [verb, act] of [
-    ['delete', (id: number) => core.accounts.deleteUser(id)],
+    ['delete', (id: number, actor: Actor) => core.accounts.deleteUser(id, actor)],
     ['cancel_2fa', (id: number) => core.accounts.cancel2fa(id)],
   ] as const) {
     apiRoute(app, core, {
       method: 'POST',
       url: `/api/admin/user/${verb}`,
+      // OpenList answers a user that is gone 500 (`failed get old user: record not found`).
+      codes: [['NotFound', 500]],
     output: z.null(),
       auth: 'admin',
       input: idQuery,
       from: 'query',
-      handler: async ({ input }) => {
-        await act(input.id);
+      handler: async ({ input, principal, req }) => {
+        await act(input.id, { user: principal.user.username, origin: originOf(req, 'api') });
         return null;
       },
     });

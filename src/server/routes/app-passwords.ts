@@ -1,11 +1,12 @@
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import type { Core } from '../../core.js';
-import type { AppPassword } from '../../db/app-passwords.js';
+import type { AppPassword } from '../../db/user-keys.js';
 import { isoTime } from '../../fs/objects.js';
 import { apiRoute } from '../route.js';
 import { appPasswordShape, pageShape } from '../shapes.js';
 import { int } from '../validation.js';
+import { adminChange } from '../admin-change.js';
 
 const entryJson = (a: AppPassword) => ({
   id: a.id,
@@ -36,11 +37,12 @@ export function appPasswordRoutes(app: FastifyInstance, core: Core): void {
     output: appPasswordShape.extend({ password: z.string().describe('shown only here') }),
     auth: 'user',
     input: z.object({ name: z.string({ error: 'name is required' }).max(255) }),
-    handler: async ({ input, principal }) => {
-      const { entry, secret } = await service().create(principal.user, input.name);
-      // The only time the secret is ever sent.
-      return { ...entryJson(entry), password: secret };
-    },
+    handler: ({ input, principal, req }) =>
+      adminChange(core, { principal, req }, 'key_create', `app_password:${input.name}`, async () => {
+        const { entry, secret } = await service().create(principal.user, input.name);
+        // The only time the secret is ever sent.
+        return { ...entryJson(entry), password: secret };
+      }),
   });
 
   apiRoute(app, core, {

@@ -9,8 +9,9 @@ import type { Obj } from '../../drivers/types.js';
 import { BadRequest, Forbidden } from '../../errors.js';
 import type { View } from '../../view/view.js';
 import { ANY, apiRoute } from '../route.js';
-import { contentDisposition } from '../send-file.js';
+import { contentDisposition } from '../../http/send-file.js';
 import { lazyRequire } from '../../util/lazy-require.js';
+import { originOf } from '../../http/origin.js';
 
 /** The zip writer, loaded at the first zip download. */
 const loadYazl = lazyRequire<typeof Yazl>('yazl');
@@ -108,7 +109,7 @@ export function archiveDownloadRoutes(app: FastifyInstance, core: Core): void {
       const { user } = await core.accounts.resolve(req.headers.authorization || input.token);
       // the original's switch for folder ("package") downloads
       if (!core.settings.getBool('package_download')) throw new Forbidden('package download is disabled');
-      const view = core.views.for(user, { front: 'api', password: input.password });
+      const view = core.views.for(user, { front: 'api', origin: originOf(req, 'api'), password: input.password });
       const dir = view.virtual(input.dir);
       const planned = await plan(view, dir, input.names);
       if (input.dry_run) return { files: planned.files.length, folders: planned.emptyDirs.length, size: planned.bytes };

@@ -2,21 +2,24 @@ import path from 'node:path';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import type { Core } from '../../core.js';
-import { mustProxy } from '../../drivers/form.js';
 import { cleanInner } from '../../archive/entries.js';
 import { archiveExtensions } from '../../archive/formats.js';
-import { AppError, Forbidden } from '../../errors.js';
+import { Forbidden, isExpected } from '../../errors.js';
+import { envelopeCodeOf } from '../api-codes.js';
 import { RawView } from '../../view/raw.js';
 import { taskJson } from '../../tasks/manager.js';
 import { ANY, apiRoute, authenticate, RawJson } from '../route.js';
 import { isSharePath, shareArchiveList, shareArchiveMeta } from './share-visit.js';
-import { archiveObjShape, archiveTreeShape, pageShape, taskShape } from '../shapes.js';
-import { sendArchiveEntry } from '../send-file.js';
+import { archiveMetaShape, archiveObjShape, pageShape, taskShape } from '../shapes.js';
+import { sendArchiveEntry } from '../../http/send-file.js';
 import { PrivacyMask } from '../envelope.js';
 import { rawLinkStatus, sendRawError } from '../raw-error.js';
-import { apiUrl, encodePath } from '../urls.js';
+import { downloadPlan } from '../../http/download-policy.js';
+import { apiUrl } from '../../http/urls.js';
+import { encodePath } from '../../util/encode-path.js';
 import { archiveMetaJson, innerPage } from '../obj-json.js';
 import { boolish, int, pageBounds } from '../validation.js';
+import { originOf } from '../../http/origin.js';
 
 const metaInput = z.object({
   path: z.string().default('/'),
@@ -27,7 +30,6 @@ const metaInput = z.object({
   refresh: boolish().optional(),
 });
 
-const listSetting = (core: Core, key: string) => core.settings.get(key).split(',').map((s) => s.trim()).filter(Boolean);
 
 /**
  * `/api/public/archive_extensions`, `/api/fs/archive/meta|list|decompress` (OpenList's shapes)
@@ -36,6 +38,13 @@ const listSetting = (core: Core, key: string) => core.settings.get(key).split(',
  * `/@s/<id>/…` path is a share visitor's, through the share's view (share-visit.ts).
  */
 export function archiveRoutes(app: FastifyInstance, core: Core): void {
+  archiveReadRoutes(app, core);
+  decompressRoute(app, core);
+  archiveEntryRoutes(app, core);
+}
+
+/** `/api/public/archive_extensions`, `/api/fs/archive/meta|list`: what an archive holds. */
+function archiveReadRoutes(app: FastifyInstance, core: Core): void {
   apiRoute(app, core, {
     method: ANY,
     url: '/api/public/archive_extensions',
@@ -48,14 +57,14 @@ export function archiveRoutes(app: FastifyInstance, core: Core): void {
     method: ANY,
     url: '/api/fs/archive/meta',
     // A share visitor (`/@s/…`) needs no account; every other path authenticates below.
-    output: z.object({ comment: z.string(), encrypted: z.boolean(), content: z.array(archiveTreeShape), raw_url: z.string(), sign: z.string() }),
+    output: archiveMetaShape,
     auth: 'none',
     from: 'any',
     input: metaInput,
     handler: async ({ input, req }) => {
       if (isSharePath(input.path)) return shareArchiveMeta(core, req, input);
       const principal = (await authenticate(core, req, 'user'))!;
-      const view = core.views.for(principal.user, { front: 'api', password: input.password });
+      const view = core.views.for(principal.user, { front: 'api', origin: originOf(req, 'api'), password: input.password });
       const reqPath = view.virtual(input.path);
       const meta = await view.archiveMeta(reqPath, { password: input.archive_pass, refresh: input.refresh ?? false });
       const parent = path.posix.dirname(reqPath);
@@ -75,13 +84,16 @@ export function archiveRoutes(app: FastifyInstance, core: Core): void {
     handler: async ({ input, req }) => {
       if (isSharePath(input.path)) return shareArchiveList(core, req, input);
       const principal = (await authenticate(core, req, 'user'))!;
-      const view = core.views.for(principal.user, { front: 'api', password: input.password });
+      const view = core.views.for(principal.user, { front: 'api', origin: originOf(req, 'api'), password: input.password });
       const reqPath = view.virtual(input.path);
       const folder = await view.archiveList(reqPath, cleanInner(input.inner_path), { password: input.archive_pass, refresh: input.refresh ?? false });
       return innerPage(core, folder, (total) => pageBounds(input, total));
     },
   });
+}
 
+/** `/api/fs/archive/decompress`: extraction tasks into a folder. */
+function decompressRoute(app: FastifyInstance, core: Core): void {
   apiRoute(app, core, {
     method: 'POST',
     url: '/api/fs/archive/decompress',
@@ -99,8 +111,8 @@ export function archiveRoutes(app: FastifyInstance, core: Core): void {
       put_into_new_dir: boolish().optional(),
       overwrite: boolish().optional(),
     }),
-    handler: async ({ input, principal }) => {
-      const view = core.views.for(principal.user, { front: 'api', password: input.password });
+    handler: async ({ input, principal, req }) => {
+      const view = core.views.for(principal.user, { front: 'api', origin: originOf(req, 'api'), password: input.password });
       const tasks = await view.decompress(view.virtual(input.src_dir), input.name, view.virtual(input.dst_dir), {
         password: input.archive_pass,
         inner: cleanInner(input.inner_path),
@@ -110,7 +122,10 @@ export function archiveRoutes(app: FastifyInstance, core: Core): void {
       return { task: tasks.map(taskJson) };
     },
   });
+}
 
+/** The raw entry links `/ad/*` (download), `/ap/*` (proxy) and `/ae/*` (preview). */
+function archiveEntryRoutes(app: FastifyInstance, core: Core): void {
   const raw = new RawView(core);
   const entry = (kind: 'ad' | 'ap' | 'ae') => async (req: FastifyRequest, reply: FastifyReply) => {
     const virtualPath = raw.virtual((req.params as { '*': string })['*']);
@@ -122,20 +137,21 @@ export function archiveRoutes(app: FastifyInstance, core: Core): void {
     const name = path.posix.basename(inner);
     if (kind === 'ap') {
       // As /p: only where the storage proxies, or for the proxied types.
-      const ext = path.posix.extname(name).slice(1).toLowerCase();
-      const canProxy = mustProxy(storage.factory.config) || storage.row.web_proxy || storage.row.webdav_policy === 'use_proxy_url' || listSetting(core, 'proxy_types').includes(ext) || listSetting(core, 'text_types').includes(ext);
-      if (!canProxy) throw new Forbidden('proxy not allowed');
+      if (downloadPlan('ap', storage, name, core.settings).refused) throw new Forbidden('proxy not allowed');
     }
     const controller = new AbortController();
     req.raw.once('close', () => controller.abort());
-    const { stream, entry: e } = await raw.archiveEntry(virtualPath, inner, query.pass ?? '', controller.signal);
+    const { stream, entry: e } = await raw.archiveEntry(virtualPath, inner, query.pass ?? '', originOf(req, 'raw'), controller.signal);
     await sendArchiveEntry(req, reply, stream, e, name);
   };
   // Failures answer as /d does: a real status with OpenList's error page (the JSON envelope for an
   // Accept asking it), so a download tool never stores an error as the entry; a wrong or missing
   // archive password keeps its 202 and an archive over the bomb limits its 400, as on the API.
   const mask = new PrivacyMask(core.settings);
-  const statusOf = (err: unknown) => (err instanceof AppError && (err.code === 202 || err.code === 400) ? err.code : rawLinkStatus(err));
+  const statusOf = (err: unknown) => {
+    const code = isExpected(err) ? envelopeCodeOf(err) : 500;
+    return code === 202 || code === 400 ? code : rawLinkStatus(err);
+  };
   for (const kind of ['ad', 'ap', 'ae'] as const) {
     const serve = entry(kind);
     const handler = async (req: FastifyRequest, reply: FastifyReply) => {

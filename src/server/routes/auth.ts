@@ -6,9 +6,11 @@ import { Accounts, userJson } from '../../auth/accounts.js';
 import { isGuest } from '../../auth/permissions.js';
 import { newTotpSecret } from '../../auth/totp.js';
 import type { Core } from '../../core.js';
+import type { User } from '../../db/users.js';
 import { BadRequest, Forbidden } from '../../errors.js';
 import { ANY, apiRoute } from '../route.js';
 import { userShape } from '../shapes.js';
+import { originOf } from '../../http/origin.js';
 
 const loginBody = z.object({
   username: z.string().min(1, 'username is required'),
@@ -18,6 +20,16 @@ const loginBody = z.object({
 
 function client(req: FastifyRequest) {
   return { ip: req.ip, userAgent: String(req.headers['user-agent'] ?? '') };
+}
+
+/**
+ * `/api/me`: the user, with Atrium's usage of the user's own root while the user has a quota
+ * (usage is kept only then; without one, /api/me reads nothing from the database).
+ */
+async function meJson(core: Core, user: User) {
+  if (!((user.quotaBytes ?? 0) > 0 || (user.quotaFiles ?? 0) > 0)) return userJson(user, true);
+  const used = await core.quotas.usage({ kind: 'user', id: user.id });
+  return { ...userJson(user, true), used_bytes: used.bytes, used_files: used.files };
 }
 
 /** Login, logout, 2FA, and the caller's own account (`/api/auth/*`, `/api/me*`). */
@@ -36,7 +48,7 @@ export function authRoutes(app: FastifyInstance, core: Core): void {
         username: input.username,
         hash: Accounts.hashForLogin(input.password),
         otpCode: input.otp_code,
-      });
+      }, originOf(req, 'api'));
       return { token };
     },
   });
@@ -49,7 +61,7 @@ export function authRoutes(app: FastifyInstance, core: Core): void {
     input: loginBody,
     handler: async ({ input, req }) => {
       if (input.password === '') throw new BadRequest('password is empty');
-      const token = await core.accounts.login({ ...client(req), username: input.username, hash: input.password, otpCode: input.otp_code });
+      const token = await core.accounts.login({ ...client(req), username: input.username, hash: input.password, otpCode: input.otp_code }, originOf(req, 'api'));
       return { token };
     },
   });
@@ -61,7 +73,7 @@ export function authRoutes(app: FastifyInstance, core: Core): void {
     auth: 'none',
     input: loginBody,
     handler: async ({ input, req }) => {
-      const token = await core.accounts.loginLdap({ ...client(req), username: input.username, password: input.password, otpCode: input.otp_code });
+      const token = await core.accounts.loginLdap({ ...client(req), username: input.username, password: input.password, otpCode: input.otp_code }, originOf(req, 'api'));
       return { token };
     },
   });
@@ -107,7 +119,7 @@ export function authRoutes(app: FastifyInstance, core: Core): void {
     url: '/api/me',
     output: userShape,
     auth: 'user',
-    handler: ({ principal }) => userJson(principal.user, true),
+    handler: ({ principal }) => meJson(core, principal.user),
   });
 
   apiRoute(app, core, {

@@ -3,13 +3,14 @@ import { z } from 'zod';
 import type { Core } from '../../core.js';
 import type { UploadRow } from '../../db/uploads.js';
 import { BadRequest } from '../../errors.js';
-import { optionsOf, receivedChunks, totalChunks } from '../../uploads/service.js';
+import { clientPath, optionsOf, receivedChunks, totalChunks } from '../../uploads/service.js';
 import { closeAhead } from '../../uploads/staging.js';
 import type { View } from '../../view/view.js';
 import { ok } from '../envelope.js';
 import type { RouteDoc } from '../route-table.js';
 import { authenticate } from '../route.js';
 import { uploadSnapshotShape } from '../shapes.js';
+import { originOf } from '../../http/origin.js';
 
 function header(req: FastifyRequest, name: string): string | undefined {
   const v = req.headers[name];
@@ -56,7 +57,7 @@ export async function snapshot(core: Core, view: View, row: UploadRow) {
     upload_id: row.id,
     state,
     attempt: row.attempt,
-    path: view.client(row.path),
+    path: clientPath(row, view),
     size: row.size,
     chunk_size: row.chunk_size,
     total_chunks: total,
@@ -79,11 +80,12 @@ export async function fsMultipartRoutes(app: FastifyInstance, core: Core): Promi
     scope.removeAllContentTypeParsers();
     scope.addContentTypeParser('*', (_req, _payload, done) => done(null));
 
+    /** The request's view; for an upload's request, its user's account as it is now (uploads/service.ts viewOf). */
     const viewFor = async (req: FastifyRequest, row?: UploadRow) => {
       const { user } = req.principal ?? (await authenticate(core, req, 'user'))!;
       core.uploads.requireEnabled();
       const password = header(req, 'password') || (row ? optionsOf(row).password : '');
-      return core.views.for(user, { front: 'api', password });
+      return row ? core.uploads.viewOf(core.views, row, { front: 'api', origin: originOf(req, 'api'), password }) : core.views.for(user, { front: 'api', origin: originOf(req, 'api'), password });
     };
     /** The caller's upload named by X-Upload-Id (or `upload_id` in the query), with a view holding its password. */
     const uploadOf = async (req: FastifyRequest, id: string | undefined) => {
@@ -136,7 +138,7 @@ export async function fsMultipartRoutes(app: FastifyInstance, core: Core): Promi
         closeAhead(ahead);
         return drain(req)(err);
       });
-      const next = await core.uploads.putChunk(row, index, req.raw, length, ahead).catch(drain(req));
+      const next = await core.uploads.putChunk(view, row, index, req.raw, length, ahead).catch(drain(req));
       return reply.send(ok(await snapshot(core, view, next)));
     });
 
@@ -155,8 +157,8 @@ export async function fsMultipartRoutes(app: FastifyInstance, core: Core): Promi
       const view = await viewFor(req);
       const size = Number(q.size);
       if (!q.path || !Number.isSafeInteger(size) || size <= 0) throw new BadRequest('upload_id, or path and size, are required');
-      const row = await core.repos.uploads.receivingTo(view.user.id, 'multipart', view.virtual(q.path), size);
-      if (!row || core.uploads.expired(row)) return reply.send(ok(null));
+      const row = await core.uploads.openTo(view, 'multipart', view.virtual(q.path), size);
+      if (!row) return reply.send(ok(null));
       return reply.send(ok(await snapshot(core, view, row)));
     });
 
@@ -180,7 +182,7 @@ function multipartDoc(step: 'init' | 'chunk' | 'complete' | 'status' | 'abort'):
         headers: {
           'File-Path': 'URL-encoded path of the file to write (required)',
           'X-File-Size': 'the size of the whole file in bytes, above 0 (required)',
-          'X-Chunk-Size': 'the chunk size in bytes (optional; the server picks one otherwise)',
+          'X-Chunk-Size': 'the chunk size in bytes, 65536 to 5 GiB or the whole file (optional; the server picks one otherwise)',
           Overwrite: '"false" refuses to replace an existing file',
           'Last-Modified': 'modification time in milliseconds since the epoch',
           'Content-Type': 'the MIME type of the file',

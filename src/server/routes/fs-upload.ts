@@ -15,6 +15,7 @@ import { ok } from '../envelope.js';
 import { authenticate } from '../route.js';
 import type { RouteDoc } from '../route-table.js';
 import { taskShape } from '../shapes.js';
+import { originOf } from '../../http/origin.js';
 
 function header(req: FastifyRequest, name: string): string | undefined {
   const v = req.headers[name];
@@ -66,7 +67,7 @@ export async function fsUploadRoutes(app: FastifyInstance, core: Core): Promise<
     const handle = async (req: FastifyRequest, reply: FastifyReply, body: () => Promise<{ stream: Readable; size: number; mimetype?: string }>) => {
       const { user } = (await authenticate(core, req, 'user'))!;
       const h = uploadHeaders(req);
-      const view = core.views.for(user, { front: 'api', password: h.password });
+      const view = core.views.for(user, { front: 'api', origin: originOf(req, 'api'), password: h.password });
       const target = view.virtual(h.filePath);
       let name: string;
       try {

@@ -1,9 +1,12 @@
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import type { Core } from '../../core.js';
+import { BadRequest } from '../../errors.js';
+import { cloudTool, cloudToolReason } from '../../offline/cloud-tools.js';
 import { taskJson } from '../../tasks/manager.js';
 import { ANY, apiRoute } from '../route.js';
 import { taskShape } from '../shapes.js';
+import { originOf } from '../../http/origin.js';
 
 const str = (field: string) => z.string({ error: `${field} is required` });
 const text = z.union([z.string(), z.number()]).transform(String);
@@ -22,12 +25,20 @@ export function offlineRoutes(app: FastifyInstance, core: Core): void {
       delete_policy: z.string().default(''),
       password: z.string().default(''),
     }),
-    handler: async ({ input, principal }) => {
+    handler: async ({ input, principal, req }) => {
       const user = principal.user;
-      const view = core.views.for(user, { front: 'api', password: input.password });
+      const view = core.views.for(user, { front: 'api', origin: originOf(req, 'api'), password: input.password });
       const dstDir = view.virtual(input.path);
-      view.requireOfflineTarget(dstDir);
-      const tasks = await core.offline.add({ urls: input.urls, dstDir, tool: input.tool, deletePolicy: input.delete_policy, creator: user });
+      const tasks = await view.offlineDownload(dstDir, input.urls, (creator) => {
+        const cloud = cloudTool(input.tool);
+        if (cloud) throw new BadRequest(`tool ${cloud.name} is not available: ${cloudToolReason(cloud)}`);
+        // OpenList 4.2.6's dialog keeps its default `upload_download_stream` when it switches a
+        // magnet or torrent to a torrent tool; OpenList takes it, and such a tool always fetches
+        // into a temp folder first, so the temp file goes once it is stored (docs/tasks.md).
+        const streamless = input.delete_policy === 'upload_download_stream' && input.tool.toLowerCase() !== 'simplehttp';
+        const deletePolicy = streamless ? 'delete_on_upload_succeed' : input.delete_policy;
+        return core.offline.add({ urls: input.urls, dstDir, tool: input.tool, deletePolicy, creator });
+      });
       return { tasks: tasks.map(taskJson) };
     },
   });

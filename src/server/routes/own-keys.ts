@@ -8,6 +8,7 @@ import type { Core } from '../../core.js';
 import { NotFound } from '../../errors.js';
 import { apiRoute } from '../route.js';
 import { int } from '../validation.js';
+import { adminChange } from '../admin-change.js';
 
 /** A key's title, as the user gives it when adding a key. */
 export const keyTitle = () => z.string({ error: 'title is required' }).trim().min(1, 'title is required').max(255);
@@ -27,13 +28,14 @@ export function deleteOwnKeyRoute(app: FastifyInstance, core: Core, url: string,
     auth: 'user',
     input: z.object({ id: int() }),
     from: 'query',
-    handler: async ({ input, principal }) => {
-      const user = ownAccount(principal.user);
-      const key = await repo().byId(input.id);
-      // Another user's key is answered like a missing one.
-      if (!key || key.userId !== user.id) throw new NotFound('key not found');
-      await repo().delete(key.id);
-      return null;
-    },
+    handler: (ctx) =>
+      adminChange(core, ctx, 'key_delete', `${url}?id=${ctx.input.id}`, async () => {
+        const user = ownAccount(ctx.principal.user);
+        const key = await repo().byId(ctx.input.id);
+        // Another user's key is answered like a missing one.
+        if (!key || key.userId !== user.id) throw new NotFound('key not found');
+        await repo().delete(key.id);
+        return null;
+      }),
   });
 }

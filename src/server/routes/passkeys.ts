@@ -6,7 +6,7 @@ import type { PasskeyCredential } from '../../db/webauthn.js';
 import { isoTime } from '../../fs/objects.js';
 import { apiRoute } from '../route.js';
 import { passkeyShape } from '../shapes.js';
-import { apiUrl } from '../urls.js';
+import { apiUrl } from '../../http/urls.js';
 import { parseInput } from '../validation.js';
 
 /** base64url text of at most `max` characters (the browser's encoding of binary fields). */
@@ -79,6 +79,8 @@ export function passkeyRoutes(app: FastifyInstance, core: Core): void {
   apiRoute(app, core, {
     method: 'GET',
     url: '/api/authn/webauthn_begin_registration',
+    // The challenge store at capacity: 503.
+    codes: [['Unavailable', 503]],
     output: optionsShape('PublicKeyCredentialCreationOptionsJSON for navigator.credentials.create()'),
     auth: 'user',
     handler: ({ principal, req, reply }) => {
@@ -103,6 +105,8 @@ export function passkeyRoutes(app: FastifyInstance, core: Core): void {
   apiRoute(app, core, {
     method: 'GET',
     url: '/api/authn/webauthn_begin_login',
+    // The challenge store at capacity: 503.
+    codes: [['Unavailable', 503]],
     output: optionsShape('PublicKeyCredentialRequestOptionsJSON for navigator.credentials.get()')
       .extend({ require_username: z.boolean() })
       .or(z.object({ require_username: z.literal(true) })),

@@ -1,30 +1,15 @@
-import path from 'node:path';
-import { pipeline } from 'node:stream/promises';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { TransferDone } from '../../audit/record.js';
 import type { Core } from '../../core.js';
-import { mustProxy } from '../../drivers/form.js';
-import type { Link } from '../../drivers/types.js';
-import { Forbidden, ServerError } from '../../errors.js';
-import type { Mounted } from '../../fs/storages.js';
+import { Forbidden } from '../../errors.js';
+import { downloadPlan, downProxyUrl, redirectOf } from '../../http/download-policy.js';
+import { originOf } from '../../http/origin.js';
+import { proxy } from '../../http/proxy.js';
 import { RawView } from '../../view/raw.js';
 import { PrivacyMask } from '../envelope.js';
 import { sendRawError } from '../raw-error.js';
-import { sendFile } from '../send-file.js';
-import { throttled } from '../../net/speed-limit.js';
-import { encodePath } from '../urls.js';
 
-type RawQuery = { sign?: string; type?: string; d?: string };
-
-const extOf = (p: string) => path.posix.extname(p).slice(1).toLowerCase();
-const listSetting = (core: Core, key: string) => core.settings.get(key).split(',').map((s) => s.trim()).filter(Boolean);
-
-/** Hop-by-hop headers, never forwarded either way. */
-const HOP_BY_HOP = new Set(['host', 'connection', 'keep-alive', 'transfer-encoding', 'upgrade', 'proxy-connection', 'te', 'trailer', 'content-length']);
-/**
- * Not asked of the upstream: fetch would decompress a compressed answer while its
- * Content-Encoding header still reached the client, so bytes are fetched as they are stored.
- */
-const NOT_FORWARDED = new Set(['accept-encoding']);
+type RawQuery = { sign?: string; type?: string; d?: string; size?: string };
 
 /**
  * `/d/*` (raw download: redirect to the driver's link, or proxy) and `/p/*` (always proxied).
@@ -37,35 +22,42 @@ export function rawRoutes(app: FastifyInstance, core: Core): void {
   const handle = (proxyOnly: boolean) => async (req: FastifyRequest, reply: FastifyReply) => {
     const virtualPath = raw.virtual((req.params as { "*": string })["*"]);
     const query = req.query as RawQuery;
+    // One `download` event per GET: when the bytes went out, the client was redirected, or it was refused.
+    const sent = req.method === 'GET' ? raw.transfer(virtualPath, originOf(req, 'raw')) : undefined;
+    try {
+      return await serveRaw(req, reply, virtualPath, query, proxyOnly, sent);
+    } catch (err) {
+      sent?.(0, err);
+      throw err;
+    }
+  };
+  const serveRaw = async (req: FastifyRequest, reply: FastifyReply, virtualPath: string, query: RawQuery, proxyOnly: boolean, sent: TransferDone | undefined) => {
     await core.storages.ready();
     // The sign first, as the original's middleware: a path with no storage behind it is
     // reported (500) only to a caller holding a valid sign, or where none is needed.
     raw.requireSign(virtualPath, core.storages.resolve(virtualPath)?.storage, query.sign ?? '');
+    // A thumbnail is the server's own bytes (thumbs/): made or cached, whatever the storage's download policy.
+    if (query.type === 'thumb') {
+      const { link, obj, storage } = await raw.thumb(virtualPath, query.size);
+      return proxy(core, req, reply, link, obj.name, undefined, storage, undefined, sent);
+    }
     const storage = raw.storageOf(virtualPath);
 
-    const ext = extOf(virtualPath);
-    const config = storage.factory.config;
-    if (proxyOnly) {
-      const canProxy =
-        mustProxy(config) ||
-        storage.row.web_proxy ||
-        storage.row.webdav_policy === 'use_proxy_url' ||
-        listSetting(core, 'proxy_types').includes(ext) ||
-        listSetting(core, 'text_types').includes(ext);
-      if (!canProxy) throw new Forbidden('proxy not allowed');
-      const downProxy = storage.row.down_proxy_url.split('\n')[0]?.trim();
-      if (downProxy && query.d === undefined) {
-        return reply.redirect(`${downProxy.replace(/\/+$/, '')}${encodePath(virtualPath)}?sign=${core.signer.sign(virtualPath)}`, 302);
-      }
+    const plan = downloadPlan(proxyOnly ? 'p' : 'd', storage, virtualPath, core.settings, { direct: query.d !== undefined });
+    if (plan.refused) throw new Forbidden('proxy not allowed');
+    if (plan.downProxy) {
+      sent?.(0);
+      return reply.redirect(downProxyUrl(plan.downProxy, virtualPath, core.signer.sign(virtualPath)), 302);
     }
     const { link, obj } = await raw.link(virtualPath, { type: query.type, ip: req.ip, header: req.headers });
-    const shouldProxy = proxyOnly || mustProxy(config) || storage.row.web_proxy || listSetting(core, 'proxy_types').includes(ext);
-    if (!shouldProxy && link.url) {
+    const to = redirectOf(plan, link);
+    if (to) {
       reply.header('Referrer-Policy', 'no-referrer');
       reply.header('Cache-Control', 'max-age=0, no-cache, no-store, must-revalidate');
-      return reply.redirect(link.url, 302);
+      sent?.(0);
+      return reply.redirect(to, 302);
     }
-    return proxy(core, req, reply, link, obj.name, obj.hash, storage);
+    return proxy(core, req, reply, link, obj.name, obj.hash, storage, undefined, sent);
   };
 
   const mask = new PrivacyMask(core.settings);
@@ -82,52 +74,5 @@ export function rawRoutes(app: FastifyInstance, core: Core): void {
         }
       },
     });
-  }
-}
-
-
-/** Streams a driver's link to the client: a local file with ranges and validators, or a URL proxied. */
-export async function proxy(core: Core, req: FastifyRequest, reply: FastifyReply, link: Link, name: string, hash: Record<string, string> | undefined, storage: Mounted, etag?: string) {
-  if (link.file) {
-    const file = link.file;
-    const strongest = hash?.sha256 ?? hash?.sha1 ?? hash?.md5;
-    return sendFile(req, reply, {
-      name,
-      size: file.size,
-      modified: file.modified,
-      etag: etag ?? (strongest ? `"${strongest}"` : undefined),
-      contentType: link.contentType,
-      // Bytes read from the storage and sent to the client pass both limits; with neither
-      // set, a local file is read directly.
-      open: async (start, end) => throttled(await file.open(start, end), core.speed.serverDownload, core.speed.clientDownload),
-      localPath: core.speed.serverDownload.limited || core.speed.clientDownload.limited ? undefined : file.path,
-    });
-  }
-  if (!link.url) throw new ServerError(`storage ${storage.row.mount_path} gave no way to read ${name}`);
-  // A URL link: transparent proxy, forwarding the client's headers minus proxy_ignore_headers.
-  const ignore = new Set(core.settings.get('proxy_ignore_headers').split(',').map((h) => h.trim().toLowerCase()));
-  const headers: Record<string, string> = {};
-  for (const [k, v] of Object.entries(req.headers)) {
-    if (v === undefined || HOP_BY_HOP.has(k) || NOT_FORWARDED.has(k) || ignore.has(k)) continue;
-    headers[k] = Array.isArray(v) ? v.join(', ') : v;
-  }
-  const controller = new AbortController();
-  req.raw.once('close', () => controller.abort());
-  // Through the SSRF guard: a storage-content URL is refused (Forbidden) on private addresses.
-  const upstream = await core.links.open(link, { method: req.method === 'HEAD' ? 'HEAD' : 'GET', headers, signal: controller.signal });
-  reply.hijack();
-  const out: Record<string, string | string[]> = {};
-  for (const [k, v] of Object.entries(upstream.headers)) {
-    if (v !== undefined && (!HOP_BY_HOP.has(k) || k === 'content-length')) out[k] = v;
-  }
-  reply.raw.writeHead(upstream.statusCode ?? 502, out);
-  if (req.method === 'HEAD') {
-    upstream.resume();
-    return reply.raw.end();
-  }
-  try {
-    await pipeline(throttled(upstream, core.speed.serverDownload, core.speed.clientDownload), reply.raw);
-  } catch {
-    reply.raw.destroy();
   }
 }

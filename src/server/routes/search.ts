@@ -5,6 +5,7 @@ import { cleanPath } from '../../util/paths.js';
 import { ANY, apiRoute } from '../route.js';
 import { pageShape } from '../shapes.js';
 import { int } from '../validation.js';
+import { originOf } from '../../http/origin.js';
 
 const searchBody = z.object({
   parent: z.string().default('/'),
@@ -20,6 +21,8 @@ const searchBody = z.object({
 const updateBody = z.object({
   paths: z.array(z.string()).min(1, 'paths is required'),
   max_depth: int().default(-1),
+  /** Prefixes this update leaves out, on top of the `ignore_paths` setting (the OpenList front end sends it). */
+  ignore_paths: z.array(z.string()).max(1000).default([]),
 });
 
 /** `/api/fs/search` and the admin's `/api/admin/index/*` (wire-api.md §14). */
@@ -34,7 +37,7 @@ export function searchRoutes(app: FastifyInstance, core: Core): void {
     auth: 'user',
     from: 'any',
     input: searchBody,
-    handler: ({ input, principal }) => search.search(core.views.for(principal.user, { front: 'api', password: input.password }), input),
+    handler: ({ input, principal, req }) => search.search(core.views.for(principal.user, { front: 'api', origin: originOf(req, 'api'), password: input.password }), input),
   });
 
   apiRoute(app, core, {
@@ -57,7 +60,7 @@ export function searchRoutes(app: FastifyInstance, core: Core): void {
     input: updateBody,
     handler: ({ input }) => {
       search.requireAvailable();
-      background(search.indexer.update([...new Set(input.paths.map(cleanPath))], input.max_depth));
+      background(search.indexer.update([...new Set(input.paths.map(cleanPath))], input.max_depth, input.ignore_paths.filter((p) => p.trim() !== '').map(cleanPath)));
       return null;
     },
   });

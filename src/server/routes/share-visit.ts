@@ -2,17 +2,18 @@ import path from 'node:path';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { cleanInner } from '../../archive/entries.js';
 import type { Core } from '../../core.js';
-import { mustProxy } from '../../drivers/form.js';
 import type { Obj } from '../../drivers/types.js';
 import type { ShareView } from '../../view/share.js';
 import { archiveMetaJson, innerPage, objJson } from '../obj-json.js';
 import { PrivacyMask } from '../envelope.js';
-import { envelopeStatus, sendRawError } from '../raw-error.js';
-import { sendArchiveEntry } from '../send-file.js';
+import { envelopeCode, envelopeStatus, sendRawError } from '../raw-error.js';
+import { sendArchiveEntry } from '../../http/send-file.js';
 import { RawJson } from '../route.js';
-import { apiUrl, encodePath } from '../urls.js';
+import { encodePath } from '../../util/encode-path.js';
+import { apiUrl } from '../../http/urls.js';
 import { pageBounds } from '../validation.js';
-import { proxy } from './raw.js';
+import { downloadPlan, redirectOf } from '../../http/download-policy.js';
+import { proxy } from '../../http/proxy.js';
 
 /** The path prefix under which `/api/fs/list|get` browse a share (OpenList's FsListSplit). */
 export const SHARE_PREFIX = '/@s';
@@ -20,7 +21,7 @@ export const SHARE_PREFIX = '/@s';
 export const isSharePath = (p: string): boolean => p === SHARE_PREFIX || p.startsWith(`${SHARE_PREFIX}/`);
 
 /** `/@s/<sid>/<rest>` → the share id and the visitor's path below it (not yet cleaned). */
-function splitSharePath(p: string): { sid: string; rest: string } {
+export function splitSharePath(p: string): { sid: string; rest: string } {
   const after = p.slice(SHARE_PREFIX.length).replace(/^\/+/, '');
   const cut = after.indexOf('/');
   return cut === -1 ? { sid: after, rest: '/' } : { sid: after.slice(0, cut), rest: after.slice(cut) };
@@ -28,8 +29,27 @@ function splitSharePath(p: string): { sid: string; rest: string } {
 
 const never = () => false;
 
-/** An entry as a visitor sees it: no sign, and no thumbnail link (it would name the creator's path). */
-const visitorJson = (core: Core, obj: Obj) => ({ ...objJson(core, obj, '/', never), sign: '', thumb: '' });
+/**
+ * An entry as a visitor sees it: no sign, and a thumbnail link of the share's own (`/sd/<sid>/<path>?type=thumb`,
+ * decided by the share's view when asked), never the creator's path. `thumbLink`: the entry's visitor link, when it may have one.
+ */
+function visitorJson(core: Core, obj: Obj, thumbLink?: (obj: Obj) => string) {
+  const base = objJson(core, obj, '/', never);
+  const thumb = obj.thumb ?? (thumbLink && !obj.isDir ? thumbLink(obj) : '');
+  return { ...base, sign: '', thumb };
+}
+
+/** A visitor's thumbnail link of a listed entry (`/sd/…?type=thumb`, with the codes the listing was given), or ''. */
+async function visitorThumb(core: Core, req: FastifyRequest, sid: string, dir: string, view: ShareView, input: ShareReadInput) {
+  const placeOf = await view.placesIn(dir);
+  return (obj: Obj): string => {
+    const rel = dir === '/' ? `/${obj.name}` : `${dir}/${obj.name}`;
+    const place = placeOf(obj.name);
+    if (place === undefined || (!obj.selfThumb && !core.thumbs.offer(place, obj))) return '';
+    const link = visitorLink(core, req, 'sd', sid, rel, view, input);
+    return `${link}${link.includes('?') ? '&' : '?'}type=thumb`;
+  };
+}
 
 export interface ShareReadInput {
   path: string;
@@ -44,7 +64,7 @@ export interface ShareReadInput {
 
 async function openShare(core: Core, req: FastifyRequest, input: ShareReadInput): Promise<{ view: ShareView; sid: string; rel: string }> {
   const { sid, rest } = splitSharePath(input.path);
-  const view = await core.shares.open(sid, { code: input.password, folderPasswords: [input.password, input.folder_password ?? ''] }, req.ip);
+  const view = await core.shares.open(sid, { code: input.password, folderPasswords: [input.password, input.folder_password ?? ''] }, req.ip, String(req.id));
   return { view, sid, rel: view.clean(rest) };
 }
 
@@ -65,12 +85,13 @@ function visitorLink(core: Core, req: FastifyRequest, prefix: string, sid: strin
 
 /** `/api/fs/list` of a `/@s/…` path (OpenList's SharingList). */
 export async function shareList(core: Core, req: FastifyRequest, input: ShareReadInput): Promise<RawJson> {
-  const { view, rel } = await openShare(core, req, input);
+  const { view, sid, rel } = await openShare(core, req, input);
   const { objs } = await view.list(rel, input.refresh ?? false);
   const total = objs.length;
   const { start, end } = pageBounds(input, total);
   const slice = objs.slice(start, end);
-  const content = slice.length === 0 && total === 0 ? null : slice.map((o) => visitorJson(core, o));
+  const thumbOf = await visitorThumb(core, req, sid, rel, view, input);
+  const content = slice.length === 0 && total === 0 ? null : slice.map((o) => visitorJson(core, o, thumbOf));
   const { readme, header } = view.share;
   return new RawJson(JSON.stringify({ content, total, readme, header, write: false, provider: 'unknown' }));
 }
@@ -111,6 +132,7 @@ export async function shareArchiveList(core: Core, req: FastifyRequest, input: S
 }
 
 interface LinkQuery {
+  size?: string;
   pwd?: string;
   folder_pwd?: string;
   type?: string;
@@ -126,7 +148,7 @@ async function openLink(core: Core, req: FastifyRequest): Promise<{ view: ShareV
   const query = req.query as LinkQuery;
   await core.storages.ready();
   const code = str(query.pwd);
-  const view = await core.shares.open(params.sid, { code, folderPasswords: [code, str(query.folder_pwd)] }, req.ip);
+  const view = await core.shares.open(params.sid, { code, folderPasswords: [code, str(query.folder_pwd)] }, req.ip, String(req.id));
   return { view, rel: view.clean(`/${params['*'] ?? ''}`, 'navigate'), query };
 }
 
@@ -138,16 +160,23 @@ async function openLink(core: Core, req: FastifyRequest): Promise<{ view: ShareV
 export function shareDownloadRoutes(app: FastifyInstance, core: Core): void {
   const handle = async (req: FastifyRequest, reply: FastifyReply) => {
     const { view, rel, query } = await openLink(core, req);
-    const { link, obj, storage } = await view.link(rel, { type: str(query.type) || undefined, ip: req.ip, header: req.headers });
+    if (query.type === 'thumb') {
+      // The share's view decides (hidden, protected folder) before the thumbnail service reads anything.
+      const { link, obj, storage } = await view.thumb(rel, str(query.size) || undefined);
+      return proxy(core, req, reply, link, obj.name, undefined, storage);
+    }
+    const { link, obj, storage, sent } = await view.download(rel, { type: str(query.type) || undefined, ip: req.ip, header: req.headers });
     // Deleting or disabling the share (here or on another process) cuts this download.
     const untrack = core.shares.streams.track(view.share.id, () => req.raw.destroy());
     reply.raw.once('close', untrack);
-    if (!core.settings.getBool('share_force_proxy') && !mustProxy(storage.factory.config) && !storage.row.web_proxy && link.url && !link.file) {
+    const to = redirectOf(downloadPlan('share', storage, rel, core.settings), link);
+    if (to) {
       reply.header('Referrer-Policy', 'no-referrer');
       reply.header('Cache-Control', 'max-age=0, no-cache, no-store, must-revalidate');
-      return reply.redirect(link.url, 302);
+      sent(0);
+      return reply.redirect(to, 302);
     }
-    return proxy(core, req, reply, link, obj.name, obj.hash, storage);
+    return proxy(core, req, reply, link, obj.name, obj.hash, storage, undefined, sent);
   };
 
   /** `/sad/<sid>/<path>?inner=&pass=`: one entry of a shared archive (OpenList's SharingArchiveExtract). */
@@ -168,7 +197,7 @@ export function shareDownloadRoutes(app: FastifyInstance, core: Core): void {
       try {
         return await serve(req, reply);
       } catch (err) {
-        return sendRawError(err, req, reply, mask, envelopeStatus);
+        return sendRawError(err, req, reply, mask, envelopeStatus, envelopeCode);
       }
     };
     app.route({ method: ['GET', 'HEAD'], url: `/${prefix}/:sid`, handler });

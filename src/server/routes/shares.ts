@@ -8,6 +8,7 @@ import type { ShareInput } from '../../shares/service.js';
 import { ANY, apiRoute } from '../route.js';
 import { pageShape, shareShape } from '../shapes.js';
 import { boolish, int, pageOf, pageQuery } from '../validation.js';
+import { originOf } from '../../http/origin.js';
 
 /** OpenList's SharingResp: the share's fields, `files`, and its creator's name and role. */
 export function shareJson(s: Share, creator: User | undefined) {
@@ -85,7 +86,7 @@ export function shareRoutes(app: FastifyInstance, core: Core): void {
     auth: 'user',
     from: 'any',
     input: pageQuery,
-    handler: async ({ input, principal }) => {
+    handler: async ({ input, principal, req }) => {
       const { page, perPage } = pageOf(input);
       const { shares, total } = await core.shares.list(principal.user, page, perPage);
       const names = new Map<number, User | undefined>();
@@ -101,7 +102,7 @@ export function shareRoutes(app: FastifyInstance, core: Core): void {
     auth: 'user',
     from: 'query',
     input: idQuery,
-    handler: async ({ input, principal }) => {
+    handler: async ({ input, principal, req }) => {
       const s = await core.shares.owned(principal.user, input.id);
       return shareJson(s, await creatorOf(s));
     },
@@ -113,8 +114,8 @@ export function shareRoutes(app: FastifyInstance, core: Core): void {
     output: shareShape,
     auth: 'user',
     input: shareBody,
-    handler: async ({ input, principal }) => {
-      const { share, creator } = await core.shares.create(principal.user, toInput(input));
+    handler: async ({ input, principal, req }) => {
+      const { share, creator } = await core.shares.create(principal.user, toInput(input), originOf(req, 'api'));
       return shareJson(share, creator);
     },
   });
@@ -125,9 +126,9 @@ export function shareRoutes(app: FastifyInstance, core: Core): void {
     output: shareShape,
     auth: 'user',
     input: shareBody,
-    handler: async ({ input, principal }) => {
+    handler: async ({ input, principal, req }) => {
       if (input.id === '') throw new BadRequest('id is required');
-      const { share, creator } = await core.shares.update(principal.user, toInput(input));
+      const { share, creator } = await core.shares.update(principal.user, toInput(input), originOf(req, 'api'));
       return shareJson(share, creator);
     },
   });
@@ -139,8 +140,8 @@ export function shareRoutes(app: FastifyInstance, core: Core): void {
     auth: 'user',
     from: 'query',
     input: idQuery,
-    handler: async ({ input, principal }) => {
-      await core.shares.delete(principal.user, input.id);
+    handler: async ({ input, principal, req }) => {
+      await core.shares.delete(principal.user, input.id, originOf(req, 'api'));
     },
   });
 
@@ -152,7 +153,7 @@ export function shareRoutes(app: FastifyInstance, core: Core): void {
       auth: 'user',
       from: 'query',
       input: idQuery,
-      handler: async ({ input, principal }) => {
+      handler: async ({ input, principal, req }) => {
         await core.shares.setDisabled(principal.user, input.id, disabled);
       },
     });

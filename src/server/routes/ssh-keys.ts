@@ -3,13 +3,14 @@ import { z } from 'zod';
 import { ownAccount } from '../../auth/permissions.js';
 import { parsePublicKey } from '../../auth/ssh-keys.js';
 import type { Core } from '../../core.js';
-import type { SshKey } from '../../db/ssh-keys.js';
-import { BadRequest, NotFound, ServerError } from '../../errors.js';
+import type { SshKey } from '../../db/user-keys.js';
+import { BadRequest, Exists, NotFound } from '../../errors.js';
 import { isoTime } from '../../fs/objects.js';
 import { apiRoute } from '../route.js';
 import { pageShape, sshKeyShape } from '../shapes.js';
 import { deleteOwnKeyRoute, keyTitle } from './own-keys.js';
 import { int, pageOf, pageQuery } from '../validation.js';
+import { adminChange } from '../admin-change.js';
 
 export const keyJson = (k: SshKey) => ({
   id: k.id,
@@ -32,7 +33,7 @@ export function sshKeyRoutes(app: FastifyInstance, core: Core): void {
     from: 'query',
     handler: async ({ input, principal }) => {
       const { page, perPage } = pageOf(input);
-      const { keys, total } = await repo().ofUser(ownAccount(principal.user).id, page, perPage);
+      const { keys, total } = await repo().pageOfUser(ownAccount(principal.user).id, page, perPage);
       return { content: keys.map(keyJson), total };
     },
   });
@@ -40,17 +41,20 @@ export function sshKeyRoutes(app: FastifyInstance, core: Core): void {
   apiRoute(app, core, {
     method: 'POST',
     url: '/api/me/sshkey/add',
+    // OpenList answers a taken title 500 with the text.
+    codes: [['Exists', 500]],
     output: z.null(),
     auth: 'user',
     input: z.object({ title: keyTitle(), key: z.string({ error: 'key is required' }) }),
-    handler: async ({ input, principal }) => {
-      const user = ownAccount(principal.user);
-      const parsed = parsePublicKey(input.key);
-      if (!parsed) throw new BadRequest('provided key invalid');
-      if (await repo().byUserTitle(user.id, input.title)) throw new ServerError('key with the same title already exists');
-      await repo().create({ userId: user.id, title: input.title, fingerprint: parsed.fingerprint, keyStr: parsed.text, addedTime: Date.now(), lastUsedTime: Date.now() });
-      return null;
-    },
+    handler: ({ input, principal, req }) =>
+      adminChange(core, { principal, req }, 'key_create', `ssh:${input.title}`, async () => {
+        const user = ownAccount(principal.user);
+        const parsed = parsePublicKey(input.key);
+        if (!parsed) throw new BadRequest('provided key invalid');
+        if (await repo().byName(user.id, input.title)) throw new Exists('key with the same title already exists');
+        await repo().create({ userId: user.id, title: input.title, fingerprint: parsed.fingerprint, keyStr: parsed.text, addedTime: Date.now(), lastUsedTime: Date.now() });
+        return null;
+      }),
   });
 
   deleteOwnKeyRoute(app, core, '/api/me/sshkey/delete', repo);
@@ -64,7 +68,7 @@ export function sshKeyRoutes(app: FastifyInstance, core: Core): void {
     from: 'query',
     handler: async ({ input }) => {
       const { page, perPage } = pageOf(input);
-      const { keys, total } = await repo().ofUser(input.uid, page, perPage);
+      const { keys, total } = await repo().pageOfUser(input.uid, page, perPage);
       return { content: keys.map(keyJson), total };
     },
   });
@@ -76,10 +80,11 @@ export function sshKeyRoutes(app: FastifyInstance, core: Core): void {
     auth: 'admin',
     input: z.object({ id: int() }),
     from: 'query',
-    handler: async ({ input }) => {
-      if (!(await repo().byId(input.id))) throw new NotFound('key not found');
-      await repo().delete(input.id);
-      return null;
-    },
+    handler: ({ input, principal, req }) =>
+      adminChange(core, { principal, req }, 'key_delete', `/api/admin/user/sshkey/delete?id=${input.id}`, async () => {
+        if (!(await repo().byId(input.id))) throw new NotFound('key not found');
+        await repo().delete(input.id);
+        return null;
+      }),
   });
 }

@@ -2,9 +2,10 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import { SSO_COOKIE, type SsoResult } from '../../auth/sso.js';
 import { AppError } from '../../errors.js';
+import { envelopeCodeOf } from '../api-codes.js';
 import type { Core } from '../../core.js';
 import type { RouteDoc } from '../route-table.js';
-import { apiUrl } from '../urls.js';
+import { apiUrl } from '../../http/urls.js';
 import { parseInput } from '../validation.js';
 
 const startInput = z.object({ method: z.string().max(64).default('') });
@@ -102,7 +103,8 @@ export function ssoRoutes(app: FastifyInstance, core: Core): void {
       if (!(err instanceof AppError) || req.headers['sec-fetch-dest'] !== 'document') throw err;
       const origin = new URL(apiUrl(req, core.config.site_url)).origin;
       const page = postingPage('Single sign-on failed', `Single sign-on failed: ${err.message}`, { sso_error: err.message }, origin, false);
-      return reply.code(err.code >= 400 && err.code < 500 ? err.code : 500).header('cache-control', 'no-store').type('text/html; charset=utf-8').send(page);
+      const code = envelopeCodeOf(err);
+      return reply.code(code >= 400 && code < 500 ? code : 500).header('cache-control', 'no-store').type('text/html; charset=utf-8').send(page);
     }
   };
   app.route({ method: 'GET', url: '/api/auth/sso_callback', config: { doc: callbackDoc('single sign-on: the provider\'s redirect back (method in the query)') }, handler: callback() });

@@ -4,7 +4,8 @@ import type { Principal } from '../../auth/accounts.js';
 import { isAdmin, isGuest } from '../../auth/permissions.js';
 import type { Core } from '../../core.js';
 import { Forbidden, NotFound } from '../../errors.js';
-import { DONE_STATES, STATE, type Task, TASK_KINDS, type TaskKind, taskJson } from '../../tasks/manager.js';
+import { DONE_STATES, STATE, type Task, taskJson } from '../../tasks/manager.js';
+import { TASK_KIND_NAMES, type TaskKind } from '../../tasks/kinds.js';
 import { type AuthLevel, apiRoute } from '../route.js';
 import { oneOf } from '../route-table.js';
 import { taskShape } from '../shapes.js';
@@ -23,7 +24,7 @@ const tidList = z.array(z.string());
  * (listed one per kind; any other kind is not found, as before).
  */
 export function taskRoutes(app: FastifyInstance, core: Core): void {
-  const kind = oneOf('kind', Object.keys(TASK_KINDS));
+  const kind = oneOf('kind', TASK_KIND_NAMES);
   familyRoutes(app, core, `/api/admin/task/${kind}`, 'admin');
   familyRoutes(app, core, `/api/task/${kind}`, 'user');
 }
@@ -32,8 +33,17 @@ export function taskRoutes(app: FastifyInstance, core: Core): void {
 const kindOf = (req: FastifyRequest): TaskKind => (req.params as { kind: TaskKind }).kind;
 
 function familyRoutes(app: FastifyInstance, core: Core, base: string, auth: AuthLevel): void {
-  const { tasks } = core;
+  const lookup = taskLookup(core);
+  listRoutes(app, core, base, auth, lookup);
+  verbRoutes(app, core, base, auth, lookup);
+  clearRoutes(app, core, base, auth, lookup);
+  batchRoutes(app, core, base, auth, lookup);
+}
 
+type TaskLookup = ReturnType<typeof taskLookup>;
+
+/** The tasks of a kind a caller sees: an admin all, a user their own, a guest none. */
+function taskLookup({ tasks }: Core) {
   const visible = async (p: Principal, kind: TaskKind): Promise<Task[]> => {
     if (isGuest(p.user)) throw new Forbidden(MSG_GUEST);
     const all = await tasks.listShared(kind);
@@ -45,7 +55,11 @@ function familyRoutes(app: FastifyInstance, core: Core, base: string, auth: Auth
     if (!t) throw new NotFound(MSG_TASK_NOT_FOUND);
     return t;
   };
+  return { visible, find, mustFind };
+}
 
+/** `undone`, `done`, `info`. */
+function listRoutes(app: FastifyInstance, core: Core, base: string, auth: AuthLevel, { visible, mustFind }: TaskLookup): void {
   apiRoute(app, core, {
     method: 'GET',
     url: `${base}/undone`,
@@ -69,7 +83,11 @@ function familyRoutes(app: FastifyInstance, core: Core, base: string, auth: Auth
     from: 'query',
     handler: async ({ principal, input, req }) => taskJson(await mustFind(principal, kindOf(req), input.tid)),
   });
+}
 
+/** `cancel`, `delete`, `retry` of one task. */
+function verbRoutes(app: FastifyInstance, core: Core, base: string, auth: AuthLevel, { find }: TaskLookup): void {
+  const { tasks } = core;
   // As AList, cancel/delete/retry of an id the caller can't see succeed without doing anything.
   apiRoute(app, core, {
     method: 'POST',
@@ -107,7 +125,11 @@ function familyRoutes(app: FastifyInstance, core: Core, base: string, auth: Auth
       return null;
     },
   });
+}
 
+/** `clear_done`, `clear_succeeded`, `retry_failed`. */
+function clearRoutes(app: FastifyInstance, core: Core, base: string, auth: AuthLevel, { visible }: TaskLookup): void {
+  const { tasks } = core;
   apiRoute(app, core, {
     method: 'POST',
     url: `${base}/clear_done`,
@@ -138,7 +160,11 @@ function familyRoutes(app: FastifyInstance, core: Core, base: string, auth: Auth
       return null;
     },
   });
+}
 
+/** `cancel_some`, `delete_some`, `retry_some`. */
+function batchRoutes(app: FastifyInstance, core: Core, base: string, auth: AuthLevel, { find }: TaskLookup): void {
+  const { tasks } = core;
   // Batch forms (OpenList): a JSON array of ids; the answer maps each id that failed to why.
   const some = (verb: string, act: (t: Task) => Promise<unknown> | unknown) =>
     apiRoute(app, core, {

@@ -1,7 +1,7 @@
 // An archive opened like a folder: its inner tree (/api/fs/archive/meta), a preview or download
 // of one entry through its raw link (/ae?inner=), and "extract here / to…" as tasks with progress.
 import { createMemo, createResource, createSignal, For, onCleanup, Show } from 'solid-js';
-import { api, ApiError, baseName, parentOf } from '../api';
+import { api, ApiError, type ArchiveMeta, type ArchiveTreeEntry, baseName, parentOf, type Task } from '../api';
 import { extOf, formatDate, formatSize } from '../format';
 import { t } from '../i18n';
 import { notify, passwordFor } from '../state';
@@ -10,26 +10,14 @@ import Icon from './Icon';
 import { pickFolder } from './FolderPicker';
 import { isSharePath, visitorKeys } from '../shares/api';
 
-interface Entry {
-  name: string;
-  size: number;
-  is_dir: boolean;
-  modified: string;
-  children: Entry[] | null;
-}
-interface Meta {
-  comment: string;
-  encrypted: boolean;
-  content: Entry[] | null;
-  raw_url: string;
-  sign: string;
-}
-interface TaskInfo {
-  id: string;
-  state: number;
-  progress: number;
-  error: string;
-}
+/**
+ * An entry of the tree as the wire sends it, with its children typed as entries again (the
+ * server's shape types them loosely, as records, since zod shapes are not recursive there).
+ */
+type Entry = Omit<ArchiveTreeEntry, 'children'> & { children: Entry[] | null };
+/** The wire's answer, with the tree typed as entries (see Entry). */
+type Meta = Omit<ArchiveMeta, 'content'> & { content: Entry[] };
+type TaskInfo = Pick<Task, 'id' | 'state' | 'progress' | 'error'>;
 
 const IMAGE_EXTS = new Set(['png', 'jpg', 'jpeg', 'gif', 'webp', 'svg', 'bmp', 'avif']);
 const TEXT_EXTS = new Set(['txt', 'md', 'json', 'log', 'csv', 'xml', 'yml', 'yaml', 'ini', 'conf', 'js', 'ts', 'css', 'html', 'py', 'go', 'rs', 'sh', 'c', 'h', 'java']);
@@ -51,7 +39,6 @@ export default function ArchiveView(props: { path: string }) {
   const [pass, setPass] = createSignal('');
   const [inner, setInner] = createSignal<string[]>([]);
   const [preview, setPreview] = createSignal<{ name: string; url: string; text?: string } | undefined>();
-  const [progress, setProgress] = createSignal<string | undefined>();
   const [meta, { refetch }] = createResource(pass, async (archivePass) => {
     try {
       return { ok: await api<Meta>('/fs/archive/meta', { path: props.path, ...keys(), archive_pass: archivePass }) };
@@ -87,6 +74,59 @@ export default function ArchiveView(props: { path: string }) {
     window.open(url, '_blank');
   };
 
+  const extraction = createExtraction(() => props.path, pass, inner);
+
+  let passInput!: HTMLInputElement;
+  return (
+    <section class="archive-view" aria-label={t('archive.contents')} data-testid="archive-view">
+      <Show when={meta()?.needPassword}>
+        <form
+          class="archive-password"
+          onSubmit={(e) => {
+            e.preventDefault();
+            if (passInput.value === pass()) void refetch();
+            setPass(passInput.value);
+          }}
+        >
+          <p>{t('archive.password_needed')}</p>
+          <input ref={passInput} type="password" aria-label={t('archive.password')} placeholder={t('archive.password')} />
+          <button class="primary" type="submit">
+            {t('archive.unlock')}
+          </button>
+        </form>
+      </Show>
+      <Show when={meta()?.error}>
+        <p class="error">{meta()?.error}</p>
+      </Show>
+      <Show when={meta()?.ok}>
+        <ArchiveBar encrypted={!!meta()?.ok?.encrypted} inner={inner()} extract={!visitor()} extractHere={() => void extraction.extract(parentOf(props.path), false)} extractTo={() => void extraction.extractTo()} />
+        <Show when={extraction.progress()}>
+          <p class="archive-progress" data-testid="archive-progress">
+            {extraction.progress()}
+          </p>
+        </Show>
+        <Show when={meta()?.ok?.encrypted && !pass()}>
+          <form
+            class="archive-password"
+            onSubmit={(e) => {
+              e.preventDefault();
+              setPass(passInput.value);
+            }}
+          >
+            <input ref={passInput} type="password" aria-label={t('archive.password')} placeholder={t('archive.password')} />
+            <button type="submit">{t('archive.unlock')}</button>
+          </form>
+        </Show>
+        <EntryList inner={inner()} folder={folder()} up={() => setInner(inner().slice(0, -1))} open={(e) => void open(e)} entryUrl={entryUrl} />
+        <EntryPreview preview={preview()} close={() => setPreview(undefined)} />
+      </Show>
+    </section>
+  );
+}
+
+/** "Extract here / to…": the decompress tasks, followed until their uploads are done. */
+function createExtraction(path: () => string, pass: () => string, inner: () => string[]) {
+  const [progress, setProgress] = createSignal<string | undefined>();
   let timer: ReturnType<typeof setInterval> | undefined;
   onCleanup(() => clearInterval(timer));
   const follow = (ids: string[], dst: string) => {
@@ -123,11 +163,11 @@ export default function ArchiveView(props: { path: string }) {
   const extract = async (dst: string, newDir: boolean) => {
     try {
       const r = await api<{ task: TaskInfo[] }>('/fs/archive/decompress', {
-        src_dir: parentOf(props.path),
-        name: [baseName(props.path)],
+        src_dir: parentOf(path()),
+        name: [baseName(path())],
         dst_dir: dst,
         archive_pass: pass(),
-        password: passwordFor(props.path),
+        password: passwordFor(path()),
         inner_path: `/${inner().join('/')}`,
         put_into_new_dir: newDir,
         overwrite: false,
@@ -138,105 +178,79 @@ export default function ArchiveView(props: { path: string }) {
     }
   };
   const extractTo = async () => {
-    const dst = await pickFolder(t('archive.extract_pick'), parentOf(props.path));
+    const dst = await pickFolder(t('archive.extract_pick'), parentOf(path()));
     if (dst) await extract(dst, true);
   };
+  return { progress, extract, extractTo };
+}
 
-  let passInput!: HTMLInputElement;
+/** The archive's title, where one is inside it, and the extract buttons (not for share visitors). */
+function ArchiveBar(props: { encrypted: boolean; inner: string[]; extract: boolean; extractHere: () => void; extractTo: () => void }) {
   return (
-    <section class="archive-view" aria-label={t('archive.contents')} data-testid="archive-view">
-      <Show when={meta()?.needPassword}>
-        <form
-          class="archive-password"
-          onSubmit={(e) => {
-            e.preventDefault();
-            if (passInput.value === pass()) void refetch();
-            setPass(passInput.value);
-          }}
-        >
-          <p>{t('archive.password_needed')}</p>
-          <input ref={passInput} type="password" aria-label={t('archive.password')} placeholder={t('archive.password')} />
-          <button class="primary" type="submit">
-            {t('archive.unlock')}
-          </button>
-        </form>
-      </Show>
-      <Show when={meta()?.error}>
-        <p class="error">{meta()?.error}</p>
-      </Show>
-      <Show when={meta()?.ok}>
-        <div class="archive-bar">
-          <h2>
-            {t('archive.contents')}
-            <Show when={meta()?.ok?.encrypted}>
-              <span class="muted"> · {t('archive.encrypted')}</span>
-            </Show>
-          </h2>
-          <span class="muted">/{inner().join('/')}</span>
-          <span class="grow" />
-          <Show when={!visitor()}>
-            <button onClick={() => void extract(parentOf(props.path), false)}>{t('archive.extract_here')}</button>
-            <button onClick={() => void extractTo()}>{t('archive.extract_to')}</button>
-          </Show>
-        </div>
-        <Show when={progress()}>
-          <p class="archive-progress" data-testid="archive-progress">
-            {progress()}
-          </p>
+    <div class="archive-bar">
+      <h2>
+        {t('archive.contents')}
+        <Show when={props.encrypted}>
+          <span class="muted"> · {t('archive.encrypted')}</span>
         </Show>
-        <Show when={meta()?.ok?.encrypted && !pass()}>
-          <form
-            class="archive-password"
-            onSubmit={(e) => {
-              e.preventDefault();
-              setPass(passInput.value);
-            }}
-          >
-            <input ref={passInput} type="password" aria-label={t('archive.password')} placeholder={t('archive.password')} />
-            <button type="submit">{t('archive.unlock')}</button>
-          </form>
-        </Show>
-        <ul class="archive-list">
-          <Show when={inner().length > 0}>
-            <li>
-              <button class="link" onClick={() => setInner(inner().slice(0, -1))}>
-                <Icon name="folder" size={18} /> {t('archive.up')}
-              </button>
-            </li>
-          </Show>
-          <For each={folder()} fallback={<li class="muted">{t('archive.empty')}</li>}>
-            {(e) => (
-              <li class="archive-entry">
-                <button class="link" onClick={() => void open(e)} data-testid="archive-entry">
-                  <Icon name={e.is_dir ? 'folder' : 'file'} size={18} /> {e.name}
-                </button>
-                <span class="muted">{e.is_dir ? '' : formatSize(e.size)}</span>
-                <span class="muted">{formatDate(e.modified)}</span>
-                <Show when={!e.is_dir}>
-                  <a class="button" href={entryUrl(e.name)} download={e.name}>
-                    {t('archive.download')}
-                  </a>
-                </Show>
-              </li>
-            )}
-          </For>
-        </ul>
-        <Show when={preview()}>
-          {(p) => (
-            <div class="archive-preview" data-testid="archive-preview">
-              <div class="archive-bar">
-                <strong>{p().name}</strong>
-                <span class="grow" />
-                <button onClick={() => setPreview(undefined)}>{t('archive.close_preview')}</button>
-              </div>
-              <Show when={p().text !== undefined} fallback={<img src={p().url} alt={p().name} />}>
-                <pre>{p().text}</pre>
-              </Show>
-            </div>
-          )}
-        </Show>
+      </h2>
+      <span class="muted">/{props.inner.join('/')}</span>
+      <span class="grow" />
+      <Show when={props.extract}>
+        <button onClick={() => props.extractHere()}>{t('archive.extract_here')}</button>
+        <button onClick={() => props.extractTo()}>{t('archive.extract_to')}</button>
       </Show>
-    </section>
+    </div>
   );
 }
 
+/** The entries of the archive's current folder, with a way up. */
+function EntryList(props: { inner: string[]; folder: Entry[]; up: () => void; open: (e: Entry) => void; entryUrl: (name: string) => string }) {
+  return (
+    <ul class="archive-list">
+      <Show when={props.inner.length > 0}>
+        <li>
+          <button class="link" onClick={() => props.up()}>
+            <Icon name="folder" size={18} /> {t('archive.up')}
+          </button>
+        </li>
+      </Show>
+      <For each={props.folder} fallback={<li class="muted">{t('archive.empty')}</li>}>
+        {(e) => (
+          <li class="archive-entry">
+            <button class="link" onClick={() => props.open(e)} data-testid="archive-entry">
+              <Icon name={e.is_dir ? 'folder' : 'file'} size={18} /> {e.name}
+            </button>
+            <span class="muted">{e.is_dir ? '' : formatSize(e.size)}</span>
+            <span class="muted">{formatDate(e.modified)}</span>
+            <Show when={!e.is_dir}>
+              <a class="button" href={props.entryUrl(e.name)} download={e.name}>
+                {t('archive.download')}
+              </a>
+            </Show>
+          </li>
+        )}
+      </For>
+    </ul>
+  );
+}
+
+/** An entry shown in the page: text or an image. */
+function EntryPreview(props: { preview: { name: string; url: string; text?: string } | undefined; close: () => void }) {
+  return (
+    <Show when={props.preview}>
+      {(p) => (
+        <div class="archive-preview" data-testid="archive-preview">
+          <div class="archive-bar">
+            <strong>{p().name}</strong>
+            <span class="grow" />
+            <button onClick={() => props.close()}>{t('archive.close_preview')}</button>
+          </div>
+          <Show when={p().text !== undefined} fallback={<img src={p().url} alt={p().name} />}>
+            <pre>{p().text}</pre>
+          </Show>
+        </div>
+      )}
+    </Show>
+  );
+}

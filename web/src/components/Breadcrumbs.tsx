@@ -3,15 +3,19 @@ import { For } from 'solid-js';
 import { t } from '../i18n';
 import { href, linkClick } from '../router';
 
-export default function Breadcrumbs(props: { path: string }) {
+/** `root`: where the crumbs start instead of Home (a share's page: the share itself, `/@s/<id>`). */
+export default function Breadcrumbs(props: { path: string; root?: { path: string; label: string } }) {
+  const top = () => props.root?.path ?? '/';
   const parts = () => {
-    const segs = props.path.split('/').filter(Boolean);
-    return segs.map((name, i) => ({ name, path: `/${segs.slice(0, i + 1).join('/')}` }));
+    const below = top() === '/' ? props.path : props.path.slice(top().length);
+    const segs = below.split('/').filter(Boolean);
+    const at = top() === '/' ? '' : top();
+    return segs.map((name, i) => ({ name, path: `${at}/${segs.slice(0, i + 1).join('/')}` }));
   };
   return (
     <nav class="crumbs" aria-label="breadcrumbs">
-      <a href={href('/')} onClick={(e) => linkClick(e, '/')}>
-        <Icon name="home" /> {t('home')}
+      <a href={href(top())} onClick={(e) => linkClick(e, top())}>
+        <Icon name="home" /> {props.root?.label ?? t('home')}
       </a>
       <For each={parts()}>
         {(p) => (

@@ -1,7 +1,7 @@
 // Picks a destination folder in a tree (children loaded from /api/fs/dirs when a node opens),
 // opened along the path one starts from, with "new folder here".
 import Icon from './Icon';
-import { createEffect, createResource, createSignal, For, Show } from 'solid-js';
+import { createEffect, createResource, createSignal, For, type JSX, Show } from 'solid-js';
 import { api, joinPath } from '../api';
 import { t } from '../i18n';
 import { notify, notifyError, passwordFor } from '../state';
@@ -53,7 +53,8 @@ function Node(props: { path: string; name: string; start: string; selected: stri
   );
 }
 
-export function pickFolder(title: string, start: string): Promise<string | undefined> {
+/** `extra`: more of the dialog under the tree (the move/copy dialogs' choice for names already there). */
+export function pickFolder(title: string, start: string, extra?: () => JSX.Element): Promise<string | undefined> {
   return showDialog<string>(title, (done) => {
     const [dir, setDir] = createSignal(start);
     const [reload, setReload] = createSignal(0);
@@ -90,6 +91,7 @@ export function pickFolder(title: string, start: string): Promise<string | undef
             <button type="submit">{t('ok')}</button>
           </form>
         </Show>
+        {extra?.()}
         <div class="actions">
           <button type="button" onClick={() => setNaming(!naming())}>
             {t('pick.new_folder')}

@@ -40,26 +40,39 @@ export default function Header() {
       <button class="icon" aria-label={t('theme.toggle')} title={t('theme.toggle')} onClick={toggleDark}>
         <Icon name={dark() ? 'sun' : 'moon'} />
       </button>
+      {/* at phone width these show their icon only (the name stays their label), so the header fits 390 px */}
       <Show when={me() && me()!.role !== 1}>
-        <a class="button" href={href(isAdmin() ? '/@manage' : '/@manage/profile')} onClick={(e) => linkClick(e, isAdmin() ? '/@manage' : '/@manage/profile')}>
-          {isAdmin() ? t('manage') : me()!.username}
+        <a
+          class="button fold"
+          href={href(isAdmin() ? '/@manage' : '/@manage/profile')}
+          aria-label={isAdmin() ? t('manage') : me()!.username}
+          title={isAdmin() ? t('manage') : me()!.username}
+          onClick={(e) => linkClick(e, isAdmin() ? '/@manage' : '/@manage/profile')}
+        >
+          <Icon name={isAdmin() ? 'settings' : 'user'} />
+          <span class="label">{isAdmin() ? t('manage') : me()!.username}</span>
         </a>
       </Show>
       <Show
         when={me() && me()!.role !== 1}
         fallback={
-          <a class="button" href={href('/@login')} onClick={(e) => linkClick(e, '/@login')}>
-            {t('login')}
+          <a class="button fold" href={href('/@login')} aria-label={t('login')} title={t('login')} onClick={(e) => linkClick(e, '/@login')}>
+            <Icon name="login" />
+            <span class="label">{t('login')}</span>
           </a>
         }
       >
         <button
+          class="fold"
+          aria-label={t('logout')}
+          title={t('logout')}
           onClick={async () => {
             await logout();
             navigate('/@login');
           }}
         >
-          {t('logout')}
+          <Icon name="logout" />
+          <span class="label">{t('logout')}</span>
         </button>
       </Show>
     </header>

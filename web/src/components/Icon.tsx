@@ -22,6 +22,11 @@ const PATHS = {
   code: 'M6 3h8l4 4v14H6zM14 3v4h4M10.5 11.5 8.5 14l2 2.5M13.5 11.5l2 2.5-2 2.5',
   archive: 'M6 3h8l4 4v14H6zM14 3v4h4M11 3v2M11 7v2M11 11v2M10 15h2v3h-2z',
   sheet: 'M6 3h8l4 4v14H6zM14 3v4h4M9 11h6v7H9zM9 14.5h6M12 11v7',
+  settings: 'M4 6h9M17 6h3M15 4v4M4 12h3M11 12h9M9 10v4M4 18h11M19 18h1M17 16v4',
+  user: 'M12 12a4 4 0 1 0 0-8 4 4 0 0 0 0 8zM4 21a8 8 0 0 1 16 0',
+  logout: 'M15 4h4v16h-4M10 8l-4 4 4 4M6 12h10',
+  login: 'M9 4H5v16h4M14 8l4 4-4 4M18 12H8',
+  trash: 'M4 7h16M10 11v6M14 11v6M6 7l1 13h10l1-13M9 7V4h6v3',
 } as const;
 
 export type IconName = keyof typeof PATHS;

@@ -43,45 +43,7 @@ export default function MediaPlayer(props: { path: string; obj: Obj; url: string
   onMount(async () => {
     const { lang, i18n } = await playerLanguage(language());
     if (gone) return;
-    const subs = subtitles();
-    const subUrl = (o: Obj) => rawLink(joinPath(dir(), o.name), o.sign);
-    const subType = (o: Obj) => (extOf(o.name) === 'ssa' ? 'ass' : extOf(o.name));
-    art = new Artplayer({
-      container: box,
-      url: props.url,
-      type: extOf(props.obj.name),
-      // audio shows the site's audio cover (the audio_cover setting) behind its controls
-      poster: audio ? (settings().audio_cover ?? '').split('\n')[0] ?? '' : '',
-      autoplay: settings()[audio ? 'audio_autoplay' : 'video_autoplay'] === 'true',
-      volume: 1,
-      setting: true,
-      playbackRate: true,
-      aspectRatio: !audio,
-      pip: !audio,
-      fullscreen: !audio,
-      fullscreenWeb: !audio,
-      screenshot: false,
-      hotkey: true,
-      miniProgressBar: true,
-      autoSize: false,
-      lang,
-      i18n: (i18n ?? {}) as Option['i18n'],
-      subtitle: subs[0] ? { url: subUrl(subs[0]), type: subType(subs[0]), name: subs[0].name, encoding: 'utf-8' } : {},
-      settings:
-        subs.length > 1
-          ? [
-              {
-                html: t('media.subtitles'),
-                tooltip: subs[0]!.name,
-                selector: subs.map((o, i) => ({ html: o.name, default: i === 0, url: subUrl(o), type: subType(o) })),
-                onSelect: (item) => {
-                  const o = item as unknown as { html: string; url: string; type: string };
-                  void art?.subtitle.switch(o.url, { name: o.html, type: o.type });
-                },
-              },
-            ]
-          : [],
-    });
+    art = new Artplayer(playerOptions({ box, url: props.url, obj: props.obj, dir: dir(), subs: subtitles(), lang, i18n, onSubtitle: (url, o) => void art?.subtitle.switch(url, o) }));
     art.on('video:ended', () => autoNext() && playOther(neighbour(1, false)));
   });
   onCleanup(() => {
@@ -92,61 +54,136 @@ export default function MediaPlayer(props: { path: string; obj: Obj; url: string
   return (
     <div class="media-player" classList={{ audio }}>
       <div ref={box} class="art-box" data-testid={audio ? 'preview-audio' : 'preview-video'} />
-      <div class="media-bar">
-        <Show when={playlist().length > 1}>
-          <button onClick={() => playOther(neighbour(-1))}>{t('media.prev')}</button>
-          <button onClick={() => playOther(neighbour(1))}>{t('media.next')}</button>
-          <label class="check">
-            <input
-              type="checkbox"
-              checked={autoNext()}
-              data-testid="auto-next"
-              onChange={(e) => {
-                setAutoNext(e.currentTarget.checked);
-                localStorage.setItem(AUTO_NEXT_KEY, String(e.currentTarget.checked));
-              }}
-            />
-            {t('media.auto_next')}
-          </label>
-        </Show>
-        <Show when={subtitles().length}>
-          <span class="muted" data-testid="subtitle-files">
-            {t('media.subtitles')}: {subtitles().map((o) => o.name).join(', ')}
-          </span>
-        </Show>
-      </div>
+      <MediaBar playlist={playlist().length > 1} subtitles={subtitles()} autoNext={autoNext()} setAutoNext={setAutoNext} prev={() => playOther(neighbour(-1))} next={() => playOther(neighbour(1))} />
       <Show when={!audio}>
-        <nav class="external-players" aria-label={t('media.open_in')}>
-          <span class="muted">{t('media.open_in')}</span>
-          <For each={externalPlayers(props.url, props.obj.name)}>
-            {(p) => (
-              <a href={p.href} data-player={p.name}>
-                {p.name}
-              </a>
-            )}
-          </For>
-        </nav>
+        <ExternalPlayers url={props.url} name={props.obj.name} />
       </Show>
       <Show when={playlist().length > 1}>
-        <ol class="playlist" aria-label={t('media.playlist')} data-testid="playlist">
-          <For each={playlist()}>
-            {(o) => (
-              <li classList={{ current: o.name === props.obj.name }}>
-                <a
-                  href={href(joinPath(dir(), o.name))}
-                  aria-current={o.name === props.obj.name ? 'true' : undefined}
-                  onClick={(e) => {
-                    e.preventDefault();
-                    playOther(o);
-                  }}
-                >
-                  {o.name}
-                </a>
-              </li>
-            )}
-          </For>
-        </ol>
+        <Playlist dir={dir()} items={playlist()} current={props.obj.name} play={playOther} />
       </Show>
     </div>
+  );
+}
+
+interface PlayerSetup {
+  box: HTMLDivElement;
+  url: string;
+  obj: Obj;
+  dir: string;
+  subs: Obj[];
+  lang: string;
+  i18n: unknown;
+  onSubtitle: (url: string, o: { name: string; type: string }) => void;
+}
+
+/** ArtPlayer's options: the site's autoplay and audio cover, the first subtitle on, a menu for the others. */
+function playerOptions({ box, url, obj, dir, subs, lang, i18n, onSubtitle }: PlayerSetup): Option {
+  const audio = obj.type === TYPE.AUDIO;
+  const subUrl = (o: Obj) => rawLink(joinPath(dir, o.name), o.sign);
+  const subType = (o: Obj) => (extOf(o.name) === 'ssa' ? 'ass' : extOf(o.name));
+  return {
+    container: box,
+    url,
+    type: extOf(obj.name),
+    // audio shows the site's audio cover (the audio_cover setting) behind its controls
+    poster: audio ? (settings().audio_cover ?? '').split('\n')[0] ?? '' : '',
+    autoplay: settings()[audio ? 'audio_autoplay' : 'video_autoplay'] === 'true',
+    volume: 1,
+    setting: true,
+    playbackRate: true,
+    aspectRatio: !audio,
+    pip: !audio,
+    fullscreen: !audio,
+    fullscreenWeb: !audio,
+    screenshot: false,
+    hotkey: true,
+    miniProgressBar: true,
+    autoSize: false,
+    lang,
+    i18n: (i18n ?? {}) as Option['i18n'],
+    subtitle: subs[0] ? { url: subUrl(subs[0]), type: subType(subs[0]), name: subs[0].name, encoding: 'utf-8' } : {},
+    settings:
+      subs.length > 1
+        ? [
+            {
+              html: t('media.subtitles'),
+              tooltip: subs[0]!.name,
+              selector: subs.map((o, i) => ({ html: o.name, default: i === 0, url: subUrl(o), type: subType(o) })),
+              onSelect: (item) => {
+                const o = item as unknown as { html: string; url: string; type: string };
+                onSubtitle(o.url, { name: o.html, type: o.type });
+              },
+            },
+          ]
+        : [],
+  };
+}
+
+/** Previous / next with auto-next (a playlist of more than one), and the subtitle files found. */
+function MediaBar(props: { playlist: boolean; subtitles: Obj[]; autoNext: boolean; setAutoNext: (on: boolean) => void; prev: () => void; next: () => void }) {
+  return (
+    <div class="media-bar">
+      <Show when={props.playlist}>
+        <button onClick={() => props.prev()}>{t('media.prev')}</button>
+        <button onClick={() => props.next()}>{t('media.next')}</button>
+        <label class="check">
+          <input
+            type="checkbox"
+            checked={props.autoNext}
+            data-testid="auto-next"
+            onChange={(e) => {
+              props.setAutoNext(e.currentTarget.checked);
+              localStorage.setItem(AUTO_NEXT_KEY, String(e.currentTarget.checked));
+            }}
+          />
+          {t('media.auto_next')}
+        </label>
+      </Show>
+      <Show when={props.subtitles.length}>
+        <span class="muted" data-testid="subtitle-files">
+          {t('media.subtitles')}: {props.subtitles.map((o) => o.name).join(', ')}
+        </span>
+      </Show>
+    </div>
+  );
+}
+
+/** "Open in" links for external video players. */
+function ExternalPlayers(props: { url: string; name: string }) {
+  return (
+    <nav class="external-players" aria-label={t('media.open_in')}>
+      <span class="muted">{t('media.open_in')}</span>
+      <For each={externalPlayers(props.url, props.name)}>
+        {(p) => (
+          <a href={p.href} data-player={p.name}>
+            {p.name}
+          </a>
+        )}
+      </For>
+    </nav>
+  );
+}
+
+/** The folder's files of the same kind, the current one marked. */
+function Playlist(props: { dir: string; items: Obj[]; current: string; play: (o: Obj) => void }) {
+  return (
+    <ol class="playlist" aria-label={t('media.playlist')} data-testid="playlist">
+      <For each={props.items}>
+        {(o) => (
+          <li classList={{ current: o.name === props.current }}>
+            <a
+              href={href(joinPath(props.dir, o.name))}
+              aria-current={o.name === props.current ? 'true' : undefined}
+              onClick={(e) => {
+                e.preventDefault();
+                props.play(o);
+              }}
+            >
+              {o.name}
+            </a>
+          </li>
+        )}
+      </For>
+    </ol>
   );
 }

@@ -12,12 +12,14 @@ import { editPath, isTextFile, setEditPath, TEXT_LIMIT } from './textFiles';
 import { can, settings } from '../state';
 import { isSharePath } from '../shares/api';
 import { iconOf, TYPE } from './icons';
+import { officeServicesFor } from '../office';
 import ImageViewer from './ImageViewer';
 import Markdown from './Markdown';
 import ArchiveView, { archiveExtensions, isArchiveName } from './ArchiveView';
 
 const MediaPlayer = lazy(() => import('./MediaPlayer'));
 const TextEditor = lazy(() => import('./TextEditor'));
+const OfficeView = lazy(() => import('./OfficeView'));
 
 export default function Preview(props: { path: string; obj: GetResp; siblings: Obj[] }) {
   const url = () => props.obj.raw_url || rawLink(props.path, props.obj.sign);
@@ -82,6 +84,11 @@ export default function Preview(props: { path: string; obj: GetResp; siblings: O
           </Match>
           <Match when={ext() === 'pdf'}>
             <PdfView url={url()} name={props.obj.name} />
+          </Match>
+          <Match when={officeServicesFor(props.obj.name).length > 0 && !(editPath() === props.path && isTextFile(props.obj))}>
+            <Suspense fallback={<p class="muted">{t('loading')}</p>}>
+              <OfficeView path={props.path} name={props.obj.name} services={officeServicesFor(props.obj.name)} />
+            </Suspense>
           </Match>
           <Match when={editPath() === props.path && isTextFile(props.obj)}>
             <EditView path={props.path} url={url()} size={props.obj.size} onClose={(saved) => (setEditPath(undefined), saved && setVersion((v) => v + 1))} />

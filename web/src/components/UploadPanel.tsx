@@ -37,13 +37,23 @@ export default function UploadPanel() {
                 <progress max={100} value={pct(item.loaded, item.size)} />
                 <span class="status">
                   {item.status === 'uploading'
-                    ? `${pct(item.loaded, item.size)}% · ${formatSpeed(item.speed, formatSize)} · ${formatDuration(timeLeft(item.size - item.loaded, item.speed))}`
+                    ? `${pct(item.loaded, item.size)}%`
                     : item.status === 'paused'
                       ? `${t('upload.paused')} ${pct(item.loaded, item.size)}%`
                     : item.status === 'failed'
                       ? `${t('upload.failed')}: ${item.error}`
                       : t(UPLOAD_STATUS[item.status] ?? 'upload.queued')}
                 </span>
+                {/* bytes sent so far (XHR upload progress, inside each chunk too), the speed and the time left */}
+                <Show when={item.status === 'uploading' || item.status === 'paused'}>
+                  <span class="detail muted" data-testid="upload-detail">
+                    {formatSize(item.loaded)} / {formatSize(item.size)}
+                    <Show when={item.status === 'uploading'}>
+                      {' · '}
+                      {formatSpeed(item.speed, formatSize)} · {t('time_left', { time: formatDuration(timeLeft(item.size - item.loaded, item.speed)) })}
+                    </Show>
+                  </span>
+                </Show>
                 <Show when={item.chunked && (item.status === 'uploading' || item.status === 'paused')}>
                   <button class="small" data-testid="upload-pause" onClick={() => togglePause(item.id)}>
                     {item.status === 'paused' ? t('upload.resume') : t('upload.pause')}

@@ -6,7 +6,7 @@ import { navigate } from '../router';
 import { can, settings } from '../state';
 import { downloadArchive } from './archiveDownload';
 import type { MenuItem } from './ContextMenu';
-import { batchRename, copyText, moveOrCopy, remove, rename } from './fileOps';
+import { batchRename, copyText, moveOrCopy, recursiveMove, remove, rename } from './fileOps';
 import { showQr } from './QrCode';
 import { shareSelection } from '../shares/ShareDialog';
 import { isTextFile, openEditor, TEXT_LIMIT } from './textFiles';
@@ -44,6 +44,7 @@ export function fileActions({ dir, targets, after }: ActionContext): MenuItem[] 
   add(targets.length > 1 && can(4), { id: 'batch_rename', label: t('batch_rename'), run: () => batchRename(dir, names).then(after) });
   add(can(5), { id: 'move', label: t('move'), run: () => moveOrCopy('move', dir, names).then(after) });
   add(can(6), { id: 'copy', label: t('copy'), run: () => moveOrCopy('copy', dir, names).then(after) });
+  add(one?.is_dir && can(5), { id: 'recursive_move', label: t('rmove'), run: () => recursiveMove(dir, one!.name).then(after) });
   add(files.length === 1, { id: 'copy_link', label: t('copy_link'), run: () => copyText(linkOf(dir, files[0]!)) });
   add(files.length > 1, {
     id: 'copy_links',

@@ -43,10 +43,51 @@ export async function rename(dir: string, obj: Obj): Promise<boolean> {
   return run(() => api('/fs/rename', { path: joinPath(dir, obj.name), name, password: passwordFor(dir) }), t('done.rename', { from: obj.name, to: name }));
 }
 
+/** What a move or copy does with a name already at the destination: refuse (nothing changes), or OpenList's three choices. */
+type Conflict = 'stop' | 'overwrite' | 'skip' | 'merge';
+const CONFLICT_LABEL = { stop: 'conflict.stop', overwrite: 'conflict.overwrite', skip: 'conflict.skip', merge: 'conflict.merge' } as const;
+
+/** The radio group under the folder tree. */
+function ConflictChoice(props: { choices: readonly Conflict[]; value: Conflict; onChange: (c: Conflict) => void }) {
+  return (
+    <fieldset class="conflict-choice">
+      <legend>{t('conflict.legend')}</legend>
+      <For each={props.choices}>
+        {(c) => (
+          <label>
+            <input type="radio" name="conflict" value={c} checked={props.value === c} onChange={() => props.onChange(c)} /> {t(CONFLICT_LABEL[c])}
+          </label>
+        )}
+      </For>
+    </fieldset>
+  );
+}
+
+/** The body fields of a choice: `overwrite`, `skip_existing`, `merge` (copy only, as the server takes it). */
+const conflictFields = (c: Conflict) => (c === 'overwrite' ? { overwrite: true } : c === 'skip' ? { skip_existing: true } : c === 'merge' ? { merge: true } : {});
+
 export async function moveOrCopy(kind: 'move' | 'copy', dir: string, names: string[]): Promise<boolean> {
-  const dst = await pickFolder(t(kind === 'move' ? 'move.title' : 'copy.title', { n: names.length }), dir);
+  const [choice, setChoice] = createSignal<Conflict>('stop');
+  const choices: Conflict[] = kind === 'copy' ? ['stop', 'overwrite', 'skip', 'merge'] : ['stop', 'overwrite', 'skip'];
+  const dst = await pickFolder(t(kind === 'move' ? 'move.title' : 'copy.title', { n: names.length }), dir, () => <ConflictChoice choices={choices} value={choice()} onChange={setChoice} />);
   if (dst === undefined || dst === dir) return false;
-  return run(() => api(`/fs/${kind}`, { src_dir: dir, dst_dir: dst, names, password: passwordFor(dir), dst_password: passwordFor(dst) }), t(kind === 'move' ? 'done.move' : 'done.copy', { n: names.length, dst }));
+  const body = { src_dir: dir, dst_dir: dst, names, password: passwordFor(dir), dst_password: passwordFor(dst), ...conflictFields(choice()) };
+  return run(() => api(`/fs/${kind}`, body), t(kind === 'move' ? 'done.move' : 'done.copy', { n: names.length, dst }));
+}
+
+/** Every file below a folder moved flat into another folder (OpenList's recursive move), with `conflict_policy`. */
+export async function recursiveMove(dir: string, folder: string): Promise<boolean> {
+  const [choice, setChoice] = createSignal<Conflict>('stop');
+  const src = joinPath(dir, folder);
+  const dst = await pickFolder(t('rmove.title', { name: folder }), dir, () => (
+    <>
+      <p class="help">{t('rmove.hint')}</p>
+      <ConflictChoice choices={['stop', 'overwrite', 'skip']} value={choice()} onChange={setChoice} />
+    </>
+  ));
+  if (dst === undefined || dst === src) return false;
+  const policy = choice() === 'stop' ? 'cancel' : choice();
+  return run(() => api('/fs/recursive_move', { src_dir: src, dst_dir: dst, conflict_policy: policy, password: passwordFor(src), dst_password: passwordFor(dst) }), t('done.rmove', { name: folder, dst }));
 }
 
 export async function remove(dir: string, names: string[]): Promise<boolean> {

@@ -23,48 +23,12 @@ export default function Login(props: { guestAllowed: boolean }) {
     if (fromProvider) void signedIn(fromProvider);
   });
 
-  const signedIn = async (tk: string) => {
-    token.set(tk);
-    await loadMe();
-    const back = new URLSearchParams(location.search).get('redirect');
-    navigate(back && back.startsWith('/') && !back.startsWith('//') ? back : '/', true);
-  };
-
-  const sso = () => {
-    setError('');
-    if (!startSso('sso_get_token', settings().sso_compatibility_mode === 'true', (tk) => void signedIn(tk), setError)) setError(t('login.sso_blocked'));
-  };
-
-  const passkey = async () => {
-    setError('');
-    if (!passkeysSupported()) return setError(t('login.passkey_unsupported'));
-    setBusy(true);
-    try {
-      await signedIn(await signInWithPasskey());
-    } catch (err) {
-      // Closing the browser's passkey prompt is no error worth showing.
-      if (!(err instanceof DOMException && err.name === 'NotAllowedError')) setError(err instanceof Error ? err.message : String(err));
-    } finally {
-      setBusy(false);
-    }
-  };
-
   const submit = async (e: Event) => {
     e.preventDefault();
     setBusy(true);
     setError('');
     try {
-      const otpCode = otp?.value ?? '';
-      let res: { token: string };
-      if (ldap?.checked) {
-        // The directory needs the password itself.
-        res = await api<{ token: string }>('/auth/login/ldap', { username: user.value, password: pass.value, otp_code: otpCode });
-      } else {
-        const hashed = await hashPassword(pass.value);
-        const body = { username: user.value, password: hashed ?? pass.value, otp_code: otpCode };
-        res = await api<{ token: string }>(hashed ? '/auth/login/hash' : '/auth/login', body);
-      }
-      await signedIn(res.token);
+      await signedIn(await passwordLogin(user.value, pass.value, otp?.value ?? '', ldap?.checked ?? false));
     } catch (err) {
       if (err instanceof ApiError && err.code === OTP_NEEDED) {
         setNeedOtp(true);
@@ -114,21 +78,69 @@ export default function Login(props: { guestAllowed: boolean }) {
             {t('login.submit')}
           </button>
         </div>
-        <Show when={settings().sso_login_enabled === 'true'}>
-          <div class="actions">
-            <button type="button" name="sso" onClick={sso}>
-              {t('login.sso')}
-            </button>
-          </div>
-        </Show>
-        <Show when={settings().webauthn_login_enabled === 'true'}>
-          <div class="actions">
-            <button type="button" data-testid="passkey-login" disabled={busy()} onClick={passkey}>
-              {t('login.passkey')}
-            </button>
-          </div>
-        </Show>
+        <OtherSignIns busy={busy()} setBusy={setBusy} setError={setError} />
       </form>
     </main>
+  );
+}
+
+/** Signs in with the token: the session's user, then back where the visitor was going. */
+async function signedIn(tk: string): Promise<void> {
+  token.set(tk);
+  await loadMe();
+  const back = new URLSearchParams(location.search).get('redirect');
+  navigate(back && back.startsWith('/') && !back.startsWith('//') ? back : '/', true);
+}
+
+/** The token for a user name and password (and one-time code): hashed when the browser can, LDAP's with the password itself. */
+async function passwordLogin(username: string, password: string, otpCode: string, ldap: boolean): Promise<string> {
+  let res: { token: string };
+  if (ldap) {
+    // The directory needs the password itself.
+    res = await api<{ token: string }>('/auth/login/ldap', { username, password, otp_code: otpCode });
+  } else {
+    const hashed = await hashPassword(password);
+    const body = { username, password: hashed ?? password, otp_code: otpCode };
+    res = await api<{ token: string }>(hashed ? '/auth/login/hash' : '/auth/login', body);
+  }
+  return res.token;
+}
+
+/** Single sign-on and passkey buttons, as the settings enable them. */
+function OtherSignIns(props: { busy: boolean; setBusy: (on: boolean) => void; setError: (message: string) => void }) {
+  const sso = () => {
+    props.setError('');
+    if (!startSso('sso_get_token', settings().sso_compatibility_mode === 'true', (tk) => void signedIn(tk), props.setError)) props.setError(t('login.sso_blocked'));
+  };
+  const passkey = async () => {
+    props.setError('');
+    if (!passkeysSupported()) return props.setError(t('login.passkey_unsupported'));
+    props.setBusy(true);
+    try {
+      await signedIn(await signInWithPasskey());
+    } catch (err) {
+      // Closing the browser's passkey prompt is no error worth showing.
+      if (!(err instanceof DOMException && err.name === 'NotAllowedError')) props.setError(err instanceof Error ? err.message : String(err));
+    } finally {
+      props.setBusy(false);
+    }
+  };
+  return (
+    <>
+      <Show when={settings().sso_login_enabled === 'true'}>
+        <div class="actions">
+          <button type="button" name="sso" onClick={sso}>
+            {t('login.sso')}
+          </button>
+        </div>
+      </Show>
+      <Show when={settings().webauthn_login_enabled === 'true'}>
+        <div class="actions">
+          <button type="button" data-testid="passkey-login" disabled={props.busy} onClick={passkey}>
+            {t('login.passkey')}
+          </button>
+        </div>
+      </Show>
+    </>
   );
 }

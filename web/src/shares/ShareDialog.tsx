@@ -4,7 +4,7 @@ import { joinPath } from '../api';
 import { showDialog } from '../components/Dialog';
 import { copyText } from '../components/fileOps';
 import { t } from '../i18n';
-import { me, notify, notifyError } from '../state';
+import { can, me, notify, notifyError } from '../state';
 import { createShare, shareMessage, shareUrl } from './api';
 
 /** The absolute virtual path of an entry the user sees at `dir` (their base path in front). */
@@ -20,6 +20,9 @@ export async function shareSelection(dir: string, names: string[]): Promise<void
     const [pwd, setPwd] = createSignal('');
     const [limit, setLimit] = createSignal('0');
     const [remark, setRemark] = createSignal('');
+    const [id, setId] = createSignal('');
+    const [header, setHeader] = createSignal('');
+    const [readme, setReadme] = createSignal('');
     const [link, setLink] = createSignal('');
     const [message, setMessage] = createSignal('');
     const [busy, setBusy] = createSignal(false);
@@ -33,6 +36,9 @@ export async function shareSelection(dir: string, names: string[]): Promise<void
           pwd: pwd(),
           max_accessed: Math.max(0, Number.parseInt(limit(), 10) || 0),
           remark: remark(),
+          id: can(15) ? id().trim() : '',
+          header: header(),
+          readme: readme(),
         });
         setLink(shareUrl(share.id));
         setMessage(shareMessage(share));
@@ -63,6 +69,22 @@ export async function shareSelection(dir: string, names: string[]): Promise<void
             <label>
               {t('share.remark')}
               <input name="remark" value={remark()} onInput={(e) => setRemark(e.currentTarget.value)} />
+            </label>
+            <Show when={can(15)}>
+              <label>
+                {t('share.custom_id')}
+                <input name="id" value={id()} onInput={(e) => setId(e.currentTarget.value)} autocomplete="off" />
+                <span class="help">{t('share.custom_id_hint')}</span>
+              </label>
+            </Show>
+            <label>
+              {t('share.header')}
+              <textarea name="header" rows={2} value={header()} onInput={(e) => setHeader(e.currentTarget.value)} />
+            </label>
+            <label>
+              {t('share.readme')}
+              <textarea name="readme" rows={3} value={readme()} onInput={(e) => setReadme(e.currentTarget.value)} />
+              <span class="help">{t('share.markdown_hint')}</span>
             </label>
             <div class="actions">
               <button type="button" onClick={() => close()}>{t('cancel')}</button>

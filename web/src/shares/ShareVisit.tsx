@@ -4,17 +4,22 @@
 // on; archives when `share_archive_preview` is on too) or download: the page starts on the
 // download view with `share_preview_download_by_default`, on the archive's contents for an
 // archive with `share_preview_archives_by_default`.
-import { createResource, createSignal, For, Match, Show, Switch } from 'solid-js';
+import { createMemo, createResource, createSignal, Match, Show, Switch } from 'solid-js';
 import { archiveExtensions, isArchiveName } from '../components/ArchiveView';
 import { api, ApiError, type GetResp, joinPath, type ListResp, type Obj, parentOf } from '../api';
 import Icon from '../components/Icon';
-import { iconOf } from '../components/icons';
+import { iconOf, TYPE } from '../components/icons';
+import { openMenu } from '../components/ContextMenu';
+import Entries from '../pages/browser/Entries';
+import { layout, sortEntries } from '../pages/browser/layout';
+import { createSelection } from '../pages/browser/selection';
+import Toolbar from '../pages/browser/Toolbar';
 import Markdown from '../components/Markdown';
 import PasswordPrompt from '../components/PasswordPrompt';
 import Preview from '../components/Preview';
-import { formatDate, formatSize } from '../format';
+import { formatSize } from '../format';
 import { t } from '../i18n';
-import { href, linkClick } from '../router';
+import { navigate } from '../router';
 import { rememberPassword, settings } from '../state';
 import { splitVisitorPath, visitorApiPath, visitorKeys, rememberShareCode, MSG_WRONG_SHARE_CODE } from './api';
 
@@ -26,32 +31,34 @@ type Loaded =
   | { kind: 'code'; wrong: boolean }
   | { kind: 'folder-password'; wrong: boolean };
 
+/** What the visitor's path shows: a folder, a file with its siblings, or the prompt it needs. */
+async function loadVisit([p]: [string, number]): Promise<Loaded> {
+  const { id, inside } = splitVisitorPath(p);
+  const path = visitorApiPath(id, inside);
+  const keys = visitorKeys(p);
+  try {
+    const obj = await api<GetResp>('/fs/get', { path, ...keys });
+    if (!obj.is_dir) {
+      const parent = parentOf(inside);
+      const siblings = inside === '/' ? [] : ((await api<ListResp>('/fs/list', { path: visitorApiPath(id, parent), ...visitorKeys(parentOf(p)) }).catch(() => undefined))?.content ?? []);
+      return { kind: 'file', obj, siblings };
+    }
+    return { kind: 'folder', list: await api<ListResp>('/fs/list', { path, ...keys }) };
+  } catch (e) {
+    if (e instanceof ApiError && e.code === REFUSED) {
+      if (e.message === MSG_WRONG_SHARE_CODE) return { kind: 'code', wrong: keys.password !== '' };
+      return { kind: 'folder-password', wrong: keys.folder_password !== '' };
+    }
+    throw e;
+  }
+}
+
 export default function ShareVisit(props: { path: string }) {
   const where = () => splitVisitorPath(props.path);
   /** Bumped when the visitor gives a code or a folder password: the page loads again. */
   const [given, setGiven] = createSignal(0);
 
-  const load = async ([p]: [string, number]): Promise<Loaded> => {
-    const { id, inside } = splitVisitorPath(p);
-    const path = visitorApiPath(id, inside);
-    const keys = visitorKeys(p);
-    try {
-      const obj = await api<GetResp>('/fs/get', { path, ...keys });
-      if (!obj.is_dir) {
-        const parent = parentOf(inside);
-        const siblings = inside === '/' ? [] : ((await api<ListResp>('/fs/list', { path: visitorApiPath(id, parent), ...visitorKeys(parentOf(p)) }).catch(() => undefined))?.content ?? []);
-        return { kind: 'file', obj, siblings };
-      }
-      return { kind: 'folder', list: await api<ListResp>('/fs/list', { path, ...keys }) };
-    } catch (e) {
-      if (e instanceof ApiError && e.code === REFUSED) {
-        if (e.message === MSG_WRONG_SHARE_CODE) return { kind: 'code', wrong: keys.password !== '' };
-        return { kind: 'folder-password', wrong: keys.folder_password !== '' };
-      }
-      throw e;
-    }
-  };
-  const [data] = createResource(() => [props.path, given()] as [string, number], load);
+  const [data] = createResource(() => [props.path, given()] as [string, number], loadVisit);
 
   /** A prompt's answer: remembered, then the page loads again with it. */
   const submit = (remember: (value: string) => void) => (value: string) => {
@@ -60,7 +67,6 @@ export default function ShareVisit(props: { path: string }) {
   };
   const submitCode = (value: string) => rememberShareCode(where().id, value);
   const submitFolderPassword = (value: string) => rememberPassword(props.path, value);
-  const appPath = (name: string) => joinPath(props.path, name);
 
   return (
     <main class="container share-visit">
@@ -83,6 +89,7 @@ export default function ShareVisit(props: { path: string }) {
               <Match when={d().kind === 'file' && (d() as Extract<Loaded, { kind: 'file' }>)}>
                 {(f) => (
                   <>
+                    <Toolbar path={props.path} folder={false} hasImages={false} refresh={() => undefined} root={shareRoot(props.path)} />
                     <Show when={f().obj.header}>
                       <Markdown source={f().obj.header} />
                     </Show>
@@ -94,42 +101,7 @@ export default function ShareVisit(props: { path: string }) {
                 )}
               </Match>
               <Match when={d().kind === 'folder' && (d() as Extract<Loaded, { kind: 'folder' }>)}>
-                {(f) => (
-                  <>
-                    <Show when={f().list.header}>
-                      <Markdown source={f().list.header} />
-                    </Show>
-                    <Show when={(f().list.content ?? []).length > 0} fallback={<p class="empty muted">{t('empty')}</p>}>
-                      <table class="files" data-testid="share-list">
-                        <thead>
-                          <tr>
-                            <th>{t('col.name')}</th>
-                            <th>{t('col.size')}</th>
-                            <th>{t('col.modified')}</th>
-                          </tr>
-                        </thead>
-                        <tbody>
-                          <For each={f().list.content ?? []}>
-                            {(o) => (
-                              <tr>
-                                <td>
-                                  <a href={href(appPath(o.name))} onClick={(e) => linkClick(e, appPath(o.name))}>
-                                    <Icon name={iconOf(o)} /> {o.name}
-                                  </a>
-                                </td>
-                                <td>{o.is_dir ? '' : formatSize(o.size)}</td>
-                                <td>{formatDate(o.modified)}</td>
-                              </tr>
-                            )}
-                          </For>
-                        </tbody>
-                      </table>
-                    </Show>
-                    <Show when={f().list.readme}>
-                      <Markdown source={f().list.readme} class="readme" />
-                    </Show>
-                  </>
-                )}
+                {(f) => <SharedFolder path={props.path} list={f().list} />}
               </Match>
             </Switch>
           )}
@@ -165,5 +137,48 @@ function SharedFile(props: { path: string; obj: GetResp; siblings: Obj[] }) {
     >
       <Preview path={props.path} obj={props.obj} siblings={props.siblings} />
     </Show>
+  );
+}
+
+/** Where a visitor's crumbs start: the share itself. */
+const shareRoot = (p: string) => ({ path: `/@s/${splitVisitorPath(p).id}`, label: t('share.shared_by') });
+
+/**
+ * A shared folder as the file browser shows one (issue #44 item 2): the share's header, the
+ * breadcrumb from the share's top, sort and layout (list, grid with the listing's thumbnails,
+ * photo wall), the entries (a right click or Shift+F10 opens them), and the readme.
+ */
+function SharedFolder(props: { path: string; list: ListResp }) {
+  // a new array each time (sortEntries sorts in place): the memo then tells the order changed
+  const items = createMemo(() => sortEntries([...(props.list.content ?? [])]));
+  const sel = createSelection(items);
+  const hasImages = () => items().some((o) => o.type === TYPE.IMAGE && !!o.thumb);
+  const shown = () => (layout() === 'wall' && !hasImages() ? 'list' : layout());
+  const open = (name: string) => navigate(joinPath(props.path, name));
+  const menuFor = (name: string, x: number, y: number) => openMenu(x, y, t('actions.for', { name }), [{ id: 'open', label: t('open'), run: () => open(name) }]);
+  // a README.md in the folder is rendered below the entries when the share gives no readme, as in the file browser (its bytes through the share's /sd link)
+  const readmeFile = () => (props.list.readme || settings().readme_autorender === 'false' ? undefined : items().find((o) => !o.is_dir && o.name.toLowerCase() === 'readme.md'));
+  const [readmeText] = createResource(readmeFile, async (o) => {
+    const inner = joinPath(props.path, o.name);
+    const { id, inside } = splitVisitorPath(inner);
+    const got = await api<GetResp>('/fs/get', { path: visitorApiPath(id, inside), ...visitorKeys(inner) });
+    const res = await fetch(got.raw_url);
+    return res.ok ? res.text() : '';
+  });
+  return (
+    <>
+      <Toolbar path={props.path} folder hasImages={hasImages()} refresh={() => navigate(props.path, true)} root={shareRoot(props.path)} />
+      <Show when={props.list.header}>
+        <Markdown source={props.list.header} />
+      </Show>
+      <div data-testid="share-list">
+        <Show when={items().length > 0} fallback={<p class="empty muted">{t('empty')}</p>}>
+          <Entries path={props.path} items={items()} layout={shown()} selection={sel} menuFor={menuFor} />
+        </Show>
+      </div>
+      <Show when={props.list.readme || readmeText()}>
+        <Markdown source={props.list.readme || readmeText()!} class="readme" />
+      </Show>
+    </>
   );
 }

@@ -1,27 +1,22 @@
 // Share links (docs/sharing.md): the owner's API and the visitor's links.
-import { api } from '../api';
+import { api, type Share } from '../api';
 import { basePath } from '../config';
 import { passwordFor, settings } from '../state';
 import { renderSummary } from './summary';
 
-export interface Share {
+export type { Share };
+
+export interface ShareForm {
+  /** A custom id (the user's CUSTOM_SHARE_ID bit); empty: a random one. */
   id: string;
   files: string[];
   expires: string | null;
   pwd: string;
-  accessed: number;
-  max_accessed: number;
-  disabled: boolean;
-  remark: string;
-  creator: string;
-}
-
-export interface ShareForm {
-  files: string[];
-  expires: string | null;
-  pwd: string;
   max_accessed: number;
   remark: string;
+  /** Markdown shown below the shared entries, and above them. */
+  readme: string;
+  header: string;
 }
 
 /** The page a visitor opens: `/@s/<id>` in this web UI. */

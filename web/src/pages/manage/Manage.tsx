@@ -2,11 +2,14 @@
 // (admins) and the profile (everyone logged in).
 import { createSignal, For, Match, Show, Switch } from 'solid-js';
 import { href, linkClick, navigate } from '../../router';
+import Audit from './Audit';
+import Hooks from './Hooks';
 import Indexes from './Indexes';
 import Metas from './Metas';
 import Offline from './Offline';
 import Profile from './Profile';
 import Settings from './Settings';
+import SyncJobs from './SyncJobs';
 import { StorageEdit, StorageList } from './Storages';
 import Tasks from './Tasks';
 import Users from './Users';
@@ -50,6 +53,9 @@ export default function Manage(props: { path: string; admin: boolean }) {
           {link('storages', t('m.storages'))}
           {link('users', t('m.users'))}
           {link('metas', t('m.metas'))}
+          {link('hooks', t('m.hooks'))}
+          {link('sync', t('m.sync'))}
+          {link('audit', t('m.audit'))}
           {link('indexes', t('m.index'))}
           {link('offline', t('m.offline_download'))}
         </Show>
@@ -89,6 +95,15 @@ export default function Manage(props: { path: string; admin: boolean }) {
           </Match>
           <Match when={sub() === 'metas'}>
             <Metas />
+          </Match>
+          <Match when={sub() === 'hooks'}>
+            <Hooks />
+          </Match>
+          <Match when={sub() === 'sync'}>
+            <SyncJobs />
+          </Match>
+          <Match when={sub() === 'audit'}>
+            <Audit />
           </Match>
           <Match when={sub() === 'indexes'}>
             <Indexes />

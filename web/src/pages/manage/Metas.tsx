@@ -1,21 +1,7 @@
+import type { Meta } from '../../api';
 import { t } from '../../i18n';
 import { recordDialog } from './recordDialog';
 import { RecordList } from './RecordList';
-
-interface Meta {
-  id: number;
-  path: string;
-  password: string;
-  p_sub: boolean;
-  write: boolean;
-  w_sub: boolean;
-  hide: string;
-  h_sub: boolean;
-  readme: string;
-  r_sub: boolean;
-  header: string;
-  header_sub: boolean;
-}
 
 const FIELDS = [
   { name: 'path', type: 'string', group: 'access', required: true },

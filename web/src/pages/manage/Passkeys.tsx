@@ -1,22 +1,13 @@
 // The current user's passkeys (profile page): add one with this device or a security key, list, delete.
 import { createSignal } from 'solid-js';
 import { act } from '../../actions';
-import { api } from '../../api';
+import { api, type Passkey } from '../../api';
 import { formatDate } from '../../format';
 import { t } from '../../i18n';
 import { passkeysSupported, registerPasskey } from '../../passkeys';
 import { notifyError } from '../../state';
 import { KeyCard } from './KeyCard';
 
-interface Passkey {
-  /** The credential id in standard base64, as delete_authn takes it. */
-  id: string;
-  name: string;
-  fingerprint: string;
-  added_time: string;
-  /** Empty until first used. */
-  last_used_time: string;
-}
 
 export default function Passkeys() {
   const [busy, setBusy] = createSignal(false);

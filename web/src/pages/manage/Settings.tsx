@@ -2,22 +2,13 @@
 import { createResource, createSignal, For, Show } from 'solid-js';
 import { createStore } from 'solid-js/store';
 import { busyAct } from '../../actions';
-import { api } from '../../api';
+import { api, type Setting } from '../../api';
 import { t } from '../../i18n';
 import { loadSettings } from '../../state';
 import { fieldLabel } from '../../fieldText';
 import Field from './Field';
 import { PageHead } from './Table';
 
-interface SettingItem {
-  key: string;
-  value: string;
-  type: string;
-  options: string;
-  group: number;
-  flag: number;
-  help?: string;
-}
 
 const READONLY = 2;
 const SINGLE_GROUP = 0;
@@ -27,7 +18,7 @@ export default function Settings(props: { group: number; title: string }) {
   const [items] = createResource(
     () => props.group,
     async (g) => {
-      const list = (await api<SettingItem[]>(`/admin/setting/list?group=${g}`)).filter((s) => s.group !== SINGLE_GROUP);
+      const list = (await api<Setting[]>(`/admin/setting/list?group=${g}`)).filter((s) => s.group !== SINGLE_GROUP);
       setValues(Object.fromEntries(list.map((s) => [s.key, s.value])));
       return list;
     },

@@ -4,7 +4,7 @@
 import { createResource, createSignal, For, Show } from 'solid-js';
 import { createStore } from 'solid-js/store';
 import { act, busyAct } from '../../actions';
-import { api } from '../../api';
+import { api, type Storage } from '../../api';
 import { t } from '../../i18n';
 import { href, linkClick, navigate } from '../../router';
 import { notify, notifyError } from '../../state';
@@ -12,17 +12,8 @@ import type { FieldSpec } from './Field';
 import FieldGroups from './FieldGroups';
 import { DataTable, DeleteButton, PageHead } from './Table';
 
-interface Storage {
-  id: number;
-  mount_path: string;
-  driver: string;
-  order: number;
-  status: string;
-  remark: string;
-  disabled: boolean;
-  addition: string;
-  [k: string]: unknown;
-}
+/** A common field of a storage by the name the driver's info gives it (the form lists the fields the server names). */
+const fieldOf = (s: Storage, name: string): unknown => (s as Record<string, unknown>)[name];
 interface FormItem extends FieldSpec {
   default: string;
 }
@@ -102,7 +93,7 @@ export function StorageEdit(props: { id?: number }) {
     const i = await api<DriverInfo>(`/admin/driver/info?driver=${encodeURIComponent(d)}`);
     const s = existing();
     const add: Record<string, unknown> = s && s.driver === d ? JSON.parse(s.addition || '{}') : {};
-    setCommon(Object.fromEntries(i.common.map((it) => [it.name, s && s.driver === d ? String(s[it.name] ?? '') : it.default ?? ''])));
+    setCommon(Object.fromEntries(i.common.map((it) => [it.name, s && s.driver === d ? String(fieldOf(s, it.name) ?? '') : it.default ?? ''])));
     setAddition(Object.fromEntries(i.additional.map((it) => [it.name, add[it.name] !== undefined ? String(add[it.name]) : it.default ?? ''])));
     return i;
   });

@@ -1,0 +1,133 @@
+import type { AuthCache } from '../auth/auth-cache.js';
+import type { StateKind, StateVersions, StateVersionsRepo } from '../db/state-versions.js';
+import { STATE_KINDS } from '../db/state-versions.js';
+import type { Fs } from '../fs/fs.js';
+import type { Metas } from '../fs/metas.js';
+import type { Storages } from '../fs/storages.js';
+import type { Logger } from '../logger.js';
+import type { Settings } from '../settings/service.js';
+
+/** How often the counters are read (one small query per process per period). */
+export const CHECK_EVERY_MS = 1000;
+/** A request waits for a check only when the last one is older than this (a paused or blocked process). */
+export const STALE_AFTER_MS = 1500;
+
+/** What a moved counter reloads: the same reloads a bus message triggers (cluster/index.ts). */
+export interface Reloadable {
+  fs: Fs;
+  storages: Storages;
+  settings: Settings;
+  metas: Metas;
+  auth: AuthCache;
+  hooks: HookCopies;
+  log: Logger;
+}
+
+/** What the cluster needs of the event hooks: each process's copy, reloaded when another changed them. */
+export interface HookCopies {
+  reload(): Promise<void>;
+  onChange: () => void;
+}
+
+/**
+ * The bound on staleness that does not depend on Redis: every change of a kind of cached state
+ * bumps its counter in the database (`bump`, right after the change's write), and every process
+ * reads all counters once a second (one query, shared by concurrent callers) and reloads the
+ * kinds whose counter moved. Pub/sub stays the fast path; this catches what it missed (an
+ * outage, a restart of Redis, a lost message, a paused process), within CHECK_EVERY_MS plus
+ * the reload. `fresh()` lets a request wait for a check when the timer could not run.
+ */
+export class Staleness {
+  private seen: Partial<StateVersions> = {};
+  /** When the last completed check started (what it read is at least that recent). */
+  private lastCheck = 0;
+  private running: Promise<void> | undefined;
+  private timer: NodeJS.Timeout | undefined;
+  /** Counter reads done (for the metrics and the cost figures in docs/cluster.md). */
+  checks = 0;
+  reloads = 0;
+
+  constructor(
+    private readonly repo: StateVersionsRepo,
+    private readonly parts: Reloadable,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  /** Reads the counters now (reloading everything whose counter is unknown), then every second. */
+  async start(): Promise<void> {
+    await this.check();
+    this.timer = setInterval(() => void this.check(), CHECK_EVERY_MS);
+    this.timer.unref();
+  }
+
+  stop(): void {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = undefined;
+  }
+
+  /** After this process changed a kind: its counter moves, so the other processes reload it. */
+  async bump(kind: StateKind): Promise<void> {
+    try {
+      await this.repo.bump(kind);
+    } catch (err) {
+      this.parts.log.warn({ err, kind }, 'bumping a state version failed: other processes see the change at the next bump');
+    }
+  }
+
+  /**
+   * Undefined while the last check started under STALE_AFTER_MS ago; otherwise waits for a check
+   * that started after this call (one in flight may have read the counters before a pause).
+   */
+  fresh(): Promise<void> | undefined {
+    const asked = this.now();
+    if (asked - this.lastCheck < STALE_AFTER_MS) return undefined;
+    return this.check().then(() => (this.lastCheck >= asked ? undefined : this.check()));
+  }
+
+  /** One read of the counters at a time; callers while it runs share it. */
+  check(): Promise<void> {
+    this.running ??= this.compare().finally(() => {
+      this.running = undefined;
+    });
+    return this.running;
+  }
+
+  private async compare(): Promise<void> {
+    const started = this.now();
+    let now: StateVersions;
+    try {
+      now = await this.repo.all();
+    } catch (err) {
+      this.parts.log.warn({ err }, 'reading the state versions failed');
+      return;
+    }
+    this.checks++;
+    const moved = STATE_KINDS.filter((k) => this.seen[k] !== now[k]);
+    await Promise.all(moved.map((k) => this.reload(k).then(() => {
+      this.seen[k] = now[k];
+    }, (err) => this.parts.log.error({ err, kind: k }, 'reloading state after a version change failed'))));
+    this.lastCheck = started;
+  }
+
+  private async reload(kind: StateKind): Promise<void> {
+    const { storages, settings, metas, auth, hooks } = this.parts;
+    this.reloads++;
+    switch (kind) {
+      case 'metas':
+        await metas.reload();
+        break;
+      case 'settings':
+        await settings.reloadFromPeer();
+        break;
+      case 'storages':
+        await storages.reconcile();
+        break;
+      case 'auth':
+        auth.drop();
+        break;
+      case 'hooks':
+        await hooks.reload();
+        break;
+    }
+  }
+}

@@ -1,0 +1,115 @@
+import type { Selectable } from 'kysely';
+import { type DbHandle, insertReturningId } from './index.js';
+import type { AccessGroupsTable } from './schema.js';
+
+/** A virtual path shown at `/<name>` of a principal's tree (a group's or a user's own extra root). */
+export interface RootSpec {
+  path: string;
+  name: string;
+}
+
+/** A group of users (migration 26): the bits and roots each member gains. */
+export interface Group {
+  id: number;
+  name: string;
+  permission: number;
+  roots: RootSpec[];
+  /** Bytes and files its members' writes into its roots may use together (0: no quota). */
+  quotaBytes: number;
+  quotaFiles: number;
+}
+
+export type NewGroup = Omit<Group, 'id'>;
+
+/** Roots stored as JSON; anything malformed reads as no root (never a crash on a hand-edited row). */
+export function parseRoots(text: string | null | undefined): RootSpec[] {
+  if (!text) return [];
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    return [];
+  }
+  if (!Array.isArray(parsed)) return [];
+  return parsed
+    .filter((r): r is RootSpec => typeof r === 'object' && r !== null && typeof r.path === 'string' && typeof r.name === 'string')
+    .map((r) => ({ path: r.path, name: r.name }));
+}
+
+function fromRow(r: Selectable<AccessGroupsTable>): Group {
+  return { id: Number(r.id), name: r.name, permission: Number(r.permission), roots: parseRoots(r.roots), quotaBytes: Number(r.quota_bytes ?? 0), quotaFiles: Number(r.quota_files ?? 0) };
+}
+
+const toRow = (g: NewGroup) => ({ name: g.name, permission: g.permission, roots: JSON.stringify(g.roots), quota_bytes: g.quotaBytes, quota_files: g.quotaFiles });
+
+/** Groups (`access_groups`) and who belongs to them (`group_members`). */
+export class GroupsRepo {
+  constructor(private readonly h: DbHandle) {}
+
+  async list(): Promise<Group[]> {
+    return (await this.h.db.selectFrom('access_groups').selectAll().orderBy('id').execute()).map(fromRow);
+  }
+
+  async byId(id: number): Promise<Group | undefined> {
+    const r = await this.h.db.selectFrom('access_groups').selectAll().where('id', '=', id).executeTakeFirst();
+    return r && fromRow(r);
+  }
+
+  async byName(name: string): Promise<Group | undefined> {
+    const r = await this.h.db.selectFrom('access_groups').selectAll().where('name', '=', name).executeTakeFirst();
+    return r && fromRow(r);
+  }
+
+  /** The groups with a quota. */
+  async withQuota(): Promise<Group[]> {
+    return (await this.h.db.selectFrom('access_groups').selectAll().where((eb) => eb.or([eb('quota_bytes', '>', 0), eb('quota_files', '>', 0)])).orderBy('id').execute()).map(fromRow);
+  }
+
+  async byIds(ids: number[]): Promise<Group[]> {
+    if (ids.length === 0) return [];
+    return (await this.h.db.selectFrom('access_groups').selectAll().where('id', 'in', ids).orderBy('id').execute()).map(fromRow);
+  }
+
+  async create(g: NewGroup): Promise<number> {
+    return insertReturningId(this.h, this.h.db.insertInto('access_groups').values(toRow(g)));
+  }
+
+  async update(g: Group): Promise<void> {
+    await this.h.db.updateTable('access_groups').set(toRow(g)).where('id', '=', g.id).execute();
+  }
+
+  /** Deletes a group and its memberships. */
+  async delete(id: number): Promise<void> {
+    await this.h.db.deleteFrom('group_members').where('group_id', '=', id).execute();
+    await this.h.db.deleteFrom('access_groups').where('id', '=', id).execute();
+  }
+
+  /** The ids of a group's members. */
+  async members(groupId: number): Promise<number[]> {
+    const rows = await this.h.db.selectFrom('group_members').select('user_id').where('group_id', '=', groupId).orderBy('user_id').execute();
+    return rows.map((r) => Number(r.user_id));
+  }
+
+  /** The group ids of each of `userIds` (one query). */
+  async groupIdsOf(userIds: number[]): Promise<Map<number, number[]>> {
+    const out = new Map<number, number[]>(userIds.map((id) => [id, []]));
+    if (userIds.length === 0) return out;
+    const rows = await this.h.db.selectFrom('group_members').select(['user_id', 'group_id']).where('user_id', 'in', userIds).orderBy('group_id').execute();
+    for (const r of rows) out.get(Number(r.user_id))?.push(Number(r.group_id));
+    return out;
+  }
+
+  /** Makes `groupIds` the user's groups exactly. */
+  async setMembership(userId: number, groupIds: number[]): Promise<void> {
+    await this.h.db.transaction().execute(async (tx) => {
+      await tx.deleteFrom('group_members').where('user_id', '=', userId).execute();
+      const ids = [...new Set(groupIds)];
+      if (ids.length > 0) await tx.insertInto('group_members').values(ids.map((group_id) => ({ user_id: userId, group_id }))).execute();
+    });
+  }
+
+  /** Drops a deleted user's memberships. */
+  async removeUser(userId: number): Promise<void> {
+    await this.h.db.deleteFrom('group_members').where('user_id', '=', userId).execute();
+  }
+}

@@ -1,0 +1,22 @@
+// The Audit log manage page's strings (pages/manage/Audit.tsx), merged into the dictionary of i18n.ts.
+export const AUDIT_MESSAGES = {
+  'm.audit': 'Audit log',
+  'audit.time': 'Time',
+  'audit.user': 'User',
+  'audit.front': 'Front',
+  'audit.op': 'Operation',
+  'audit.path': 'Path',
+  'audit.path_hint': 'This path and everything below it',
+  'audit.dst_path': 'Target',
+  'audit.bytes': 'Bytes',
+  'audit.result': 'Result',
+  'audit.ip': 'Address',
+  'audit.since': 'From',
+  'audit.until': 'Until',
+  'audit.any': 'Any',
+  'audit.apply': 'Apply filters',
+  'audit.clear': 'Clear',
+  'audit.previous': 'Previous page',
+  'audit.next': 'Next page',
+  'audit.page': 'Page {page} of {pages} ({total} events)',
+} as const;
