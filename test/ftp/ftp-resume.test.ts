@@ -29,6 +29,11 @@ describe.skipIf(missing.length > 0)('FTP: interrupted uploads resume', () => {
   let writerId: number;
   const body = randomBytes(3 * 1024 * 1024 + 17);
   const partialsOf = () => s.core.repos.uploads.receivingOf(writerId, PARTIAL);
+  // The bytes staged for the user's first partial (0 while its row is made before its file).
+  const stagedBytes = async () => {
+    const row = (await partialsOf())[0];
+    return row ? (statSync(s.core.uploads.staging.file(row.id), { throwIfNoEntry: false })?.size ?? 0) : 0;
+  };
   const lftpArgs = (script: string) => ['-c', `set ftp:ssl-allow no; set ftp:passive-mode on; set net:max-retries 1; open -u writer,w-pass -p ${srv.port} 127.0.0.1; ${script}`];
   const other = async () => {
     const c = new Client(10_000);
@@ -98,7 +103,10 @@ describe.skipIf(missing.length > 0)('FTP: interrupted uploads resume', () => {
     const url = `ftp://writer:w-pass@127.0.0.1:${srv.port}/s/appended.bin`;
     // an interrupted STOR: the client's control connection is gone when its data ends
     const cut = spawn('curl', ['-sS', '--limit-rate', '300k', '-T', path.join(work, 'head.bin'), url], { stdio: 'ignore' });
-    await waitFor(async () => ((await partialsOf())[0] ? statSync(s.core.uploads.staging.file((await partialsOf())[0]!.id)).size > 200_000 : false), 20_000);
+    await waitFor(async () => (await stagedBytes()) > 200_000, 20_000).catch((err: unknown) => {
+      cut.kill('SIGKILL'); // a retry must not meet this attempt's client still uploading
+      throw err;
+    });
     cut.kill('SIGKILL');
     await waitFor(async () => ((await partialsOf())[0]?.received ?? 0) > 0, 20_000);
     const kept = (await partialsOf())[0]!.received;
@@ -114,7 +122,10 @@ describe.skipIf(missing.length > 0)('FTP: interrupted uploads resume', () => {
 
   it('a partial expires with upload_expire_hours: no longer shown nor resumed, its bytes swept', async () => {
     const cut = spawn('lftp', lftpArgs('set net:limit-rate 300000; put big.bin -o /s/expiring.bin'), { cwd: work, stdio: 'ignore' });
-    await waitFor(async () => ((await partialsOf())[0] ? statSync(s.core.uploads.staging.file((await partialsOf())[0]!.id)).size > 100_000 : false), 20_000);
+    await waitFor(async () => (await stagedBytes()) > 100_000, 20_000).catch((err: unknown) => {
+      cut.kill('SIGKILL');
+      throw err;
+    });
     cut.kill('SIGKILL');
     await waitFor(async () => ((await partialsOf())[0]?.received ?? 0) > 0, 20_000);
     const row = (await partialsOf())[0]!;
