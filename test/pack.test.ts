@@ -1,5 +1,5 @@
 import { execFile, spawn } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
@@ -34,9 +34,13 @@ describe('the npm package', () => {
     const env: NodeJS.ProcessEnv = { ...process.env, npm_config_prefix: prefix, npm_config_audit: 'false', npm_config_fund: 'false', npm_config_update_notifier: 'false' };
     // Nothing of the checkout may leak into the installed package's resolution.
     delete env.NODE_PATH;
-    await run('npm', ['install', '-g', '--prefer-offline', path.join(work, info!.filename)], { cwd: clean, env, maxBuffer: 64 * 1024 * 1024 });
+    // Without install scripts: the one a running server needs is better-sqlite3's, which compiles
+    // it from source here (no prebuilt binary is reachable), as `npm ci` of the checkout already
+    // did; its build is taken from the checkout when the versions match, and made otherwise.
+    await run('npm', ['install', '-g', '--prefer-offline', '--ignore-scripts', path.join(work, info!.filename)], { cwd: clean, env, maxBuffer: 64 * 1024 * 1024 });
 
     const installed = path.join(prefix, 'lib', 'node_modules', 'atrium');
+    await nativeSqlite(installed, env);
     expect(existsSync(path.join(installed, 'dist', 'web', 'index.html'))).toBe(true);
     // Production dependencies only: no build or test tooling.
     const modules = readdirSync(path.join(installed, 'node_modules'));
@@ -86,3 +90,17 @@ describe('the npm package', () => {
     expect(readdirSync(data)).toEqual(expect.arrayContaining(['config.json', 'data.db']));
   });
 });
+
+/** Gives the installed package's better-sqlite3 its native build: the checkout's of the same version, or its own compiled. */
+async function nativeSqlite(installed: string, env: NodeJS.ProcessEnv): Promise<void> {
+  const versionOf = (dir: string) => (JSON.parse(readFileSync(path.join(dir, 'package.json'), 'utf8')) as { version: string }).version;
+  const ours = path.join(root, 'node_modules', 'better-sqlite3');
+  const theirs = path.join(installed, 'node_modules', 'better-sqlite3');
+  const built = path.join(ours, 'build', 'Release', 'better_sqlite3.node');
+  if (versionOf(ours) === versionOf(theirs) && existsSync(built)) {
+    mkdirSync(path.join(theirs, 'build', 'Release'), { recursive: true });
+    cpSync(built, path.join(theirs, 'build', 'Release', 'better_sqlite3.node'));
+  } else {
+    await run('npm', ['rebuild', 'better-sqlite3'], { cwd: installed, env, maxBuffer: 64 * 1024 * 1024 });
+  }
+}
