@@ -45,6 +45,8 @@ import { webRoutes } from './web.js';
 import { openApiRoutes } from './routes/openapi.js';
 import { recordRoutes } from './route-table.js';
 import { adminAuditRoutes } from './routes/admin-audit.js';
+import { adminAboutRoutes } from './routes/admin-about.js';
+import { backupRoutes } from '../backup/routes.js';
 
 /** Body limit for JSON and form bodies; uploads stream and are not bound by it. */
 export const JSON_BODY_LIMIT = 1024 * 1024;
@@ -196,6 +198,8 @@ async function routes(app: FastifyInstance, core: Core): Promise<void> {
   torrentRoutes(app, core);
   adminMessageRoutes(app, core);
   adminAuditRoutes(app, core);
+  adminAboutRoutes(app, core);
+  backupRoutes(app, core);
   webdavRoutes(app, core);
   searchRoutes(app, core);
   metricsRoutes(app, core);

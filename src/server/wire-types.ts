@@ -26,6 +26,8 @@ import type {
 import type { trashEntryShape } from './routes/fs-trash.js';
 import type { wopiSessionShape } from './routes/wopi.js';
 import type { syncJobShape, syncReportShape, syncRunShape } from './routes/admin-sync.js';
+import type { aboutShape } from './routes/admin-about.js';
+import type { importReportShape } from './backup-report.js';
 
 export type { TaskKind } from '../tasks/kinds.js';
 
@@ -69,3 +71,7 @@ export type WopiSession = z.infer<typeof wopiSessionShape>;
 export type SyncJob = z.infer<typeof syncJobShape>;
 export type SyncRun = z.infer<typeof syncRunShape>;
 export type SyncReport = z.infer<typeof syncReportShape>;
+/** `GET /api/admin/about`. */
+export type About = z.infer<typeof aboutShape>;
+/** `POST /api/admin/backup/import`. */
+export type ImportReport = z.infer<typeof importReportShape>;

@@ -1,0 +1,68 @@
+// The manage page's backup and restore over HTTP: the same file and the same import as
+// `atrium export` / `atrium import` (installation.ts, cli/backup.ts), admins only.
+import type { FastifyInstance } from 'fastify';
+import type { z } from 'zod';
+import type { Core } from '../core.js';
+import { authenticate, apiRoute } from '../server/route.js';
+import { importReportShape } from '../server/backup-report.js';
+import type { ImportReport } from './installation.js';
+
+/** The export and import code loads at the first backup or restore (a default start does without it). */
+const installation = () => import('./installation.js');
+
+/** The largest backup file the import takes (an installation's configuration is far smaller). */
+export const BACKUP_BODY_LIMIT = 16 * 1024 * 1024;
+
+/** The import's report in the wire's names. */
+export function reportJson(r: ImportReport): z.infer<typeof importReportShape> {
+  return {
+    settings: r.settings,
+    users: r.users,
+    groups: r.groups,
+    storages: r.storages,
+    metas: r.metas,
+    ssh_keys: r.sshKeys,
+    shares: r.shares,
+    passkeys: r.passkeys,
+    unknown_settings: r.unknownSettings,
+  };
+}
+
+/** `GET /api/admin/backup/export` (a JSON file) and `POST /api/admin/backup/import` (that file as the body). */
+export function backupRoutes(app: FastifyInstance, core: Core): void {
+  app.route({
+    method: 'GET',
+    url: '/api/admin/backup/export',
+    config: {
+      doc: {
+        auth: 'admin',
+        summary: 'the installation as the file `atrium export` writes (it holds password hashes and storage secrets)',
+        rawResponse: { description: 'the backup file (JSON, not wrapped in the envelope) as an attachment; an error envelope when refused' },
+      },
+    },
+    handler: async (req, reply) => {
+      await authenticate(core, req, 'admin');
+      const backup = await (await installation()).exportInstallation(core);
+      const day = new Date().toISOString().slice(0, 10);
+      return reply
+        .type('application/json; charset=utf-8')
+        .header('content-disposition', `attachment; filename="atrium-backup-${day}.json"`)
+        .header('cache-control', 'no-store')
+        .send(`${JSON.stringify(backup, null, 2)}\n`);
+    },
+  });
+
+  apiRoute(app, core, {
+    method: 'POST',
+    url: '/api/admin/backup/import',
+    auth: 'admin',
+    bodyLimit: BACKUP_BODY_LIMIT,
+    output: importReportShape,
+    handler: async ({ req }) => {
+      const report = await (await installation()).importInstallation(core, req.body ?? {});
+      // The import wrote the storages' rows: mount them as they now are, here and on the other processes.
+      for (const id of await core.storages.reconcile()) core.storages.onAdminChange(id);
+      return reportJson(report);
+    },
+  });
+}
