@@ -9,11 +9,13 @@ import type {
   archiveMetaShape,
   archiveTreeShape,
   getShape,
+  groupShape,
   listShape,
   metaShape,
   objShape,
   passkeyShape,
   s3KeyShape,
+  sessionShape,
   settingShape,
   shareShape,
   sshKeyShape,
@@ -39,6 +41,10 @@ export type ListResp = z.infer<typeof listShape>;
 export type GetResp = z.infer<typeof getShape>;
 /** `/api/me` and `/api/admin/user/*`. */
 export type User = z.infer<typeof userShape>;
+/** `/api/admin/group/*`. */
+export type Group = z.infer<typeof groupShape>;
+/** `/api/me/sessions`, `/api/admin/session/list`. */
+export type Session = z.infer<typeof sessionShape>;
 /** `/api/admin/storage/*`. */
 export type Storage = z.infer<typeof storageShape>;
 /** `/api/admin/meta/*`. */

@@ -36,7 +36,7 @@ describe.runIf(requireChromium('the phone-width layout browser tests'))('every p
   ];
   const managePages = [
     'settings/site', 'settings/style', 'settings/preview', 'settings/global', 'settings/offline', 'settings/sso', 'settings/ldap', 'settings/s3',
-    'storages', 'storages/add', 'storages/edit/1', 'users', 'metas', 'hooks', 'sync', 'audit', 'indexes', 'offline', 'tasks', 'shares', 'profile',
+    'storages', 'storages/add', 'storages/edit/1', 'users', 'groups', 'metas', 'hooks', 'sync', 'audit', 'indexes', 'offline', 'tasks', 'shares', 'profile',
   ];
 
   beforeAll(async () => {

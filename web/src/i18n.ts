@@ -11,6 +11,7 @@ import { CONFLICT_MESSAGES } from './i18n-conflicts';
 import { FIRSTRUN_MESSAGES } from './i18n-firstrun';
 import { SHARE_FORM_MESSAGES } from './i18n-share-form';
 import { SYNC_MESSAGES } from './i18n-sync';
+import { GROUP_MESSAGES } from './i18n-groups';
 
 const en = {
   'login.title': 'Log in to {site}',
@@ -339,6 +340,7 @@ const en = {
   ...FIRSTRUN_MESSAGES,
   ...SHARE_FORM_MESSAGES,
   ...SYNC_MESSAGES,
+  ...GROUP_MESSAGES,
 } as const;
 
 export type MessageKey = keyof typeof en;

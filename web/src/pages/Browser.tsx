@@ -10,6 +10,7 @@ import { TYPE } from '../components/icons';
 import Markdown from '../components/Markdown';
 import PasswordPrompt from '../components/PasswordPrompt';
 import Preview from '../components/Preview';
+import UsageBar from '../components/UsageBar';
 import { hideFilesMatcher } from '../hideFiles';
 import { t } from '../i18n';
 import { navigate } from '../router';
@@ -136,6 +137,8 @@ function FolderPage(props: {
         <Entries path={props.path} items={props.items} layout={props.layout} selection={props.selection} menuFor={props.menuFor} />
       </Show>
       <Pager mode={folder.mode()} page={folder.page()} setPage={folder.setPage} total={props.loaded.total} perPage={folder.perPage()} loaded={folder.pages().length} loading={folder.data.loading} />
+      {/* the storage used of the user's quota, read again with each listing (after an upload, a delete) */}
+      <UsageBar compact version={props.loaded} />
       <Show when={props.loaded.readme || folder.readmeText()}>
         <Markdown source={props.loaded.readme || folder.readmeText()!} class="readme" />
       </Show>

@@ -3,6 +3,7 @@
 import { createSignal, For, Match, Show, Switch } from 'solid-js';
 import { href, linkClick, navigate } from '../../router';
 import Audit from './Audit';
+import Groups from './Groups';
 import Hooks from './Hooks';
 import Indexes from './Indexes';
 import Metas from './Metas';
@@ -52,6 +53,7 @@ export default function Manage(props: { path: string; admin: boolean }) {
           <div class="group">{t('manage')}</div>
           {link('storages', t('m.storages'))}
           {link('users', t('m.users'))}
+          {link('groups', t('m.groups'))}
           {link('metas', t('m.metas'))}
           {link('hooks', t('m.hooks'))}
           {link('sync', t('m.sync'))}
@@ -92,6 +94,9 @@ export default function Manage(props: { path: string; admin: boolean }) {
           </Match>
           <Match when={sub() === 'users'}>
             <Users />
+          </Match>
+          <Match when={sub() === 'groups'}>
+            <Groups />
           </Match>
           <Match when={sub() === 'metas'}>
             <Metas />

@@ -1,4 +1,4 @@
-// The current user's account: name and password, two-factor authentication, single sign-on binding, passkeys, SSH keys, S3 access keys, app passwords.
+// The current user's account: storage used of the quota, name and password, two-factor authentication, single sign-on binding, passkeys, SSH keys, S3 access keys, app passwords, sessions.
 import { createSignal, onMount, Show } from 'solid-js';
 import { act } from '../../actions';
 import { api, type AppPassword, type S3Key, type SshKey } from '../../api';
@@ -9,6 +9,8 @@ import { loadMe, me, notifyError, settings } from '../../state';
 import { startSso, takeFromUrl } from '../../sso';
 import { KeyCard, KeyForm } from './KeyCard';
 import Passkeys from './Passkeys';
+import { MySessions } from './Sessions';
+import UsageBar from '../../components/UsageBar';
 import { PageHead } from './Table';
 
 interface NewS3Key {
@@ -24,6 +26,7 @@ export default function Profile() {
   return (
     <div>
       <PageHead title={t('m.profile')} />
+      <UsageBar />
       <AccountForm />
       <TwoFactor />
       <SsoBinding />
@@ -33,6 +36,7 @@ export default function Profile() {
       <SshKeys />
       <S3Keys />
       <AppPasswords />
+      <MySessions />
     </div>
   );
 }
