@@ -149,6 +149,15 @@ describe.runIf(requireChromium('the groups page browser tests'))('groups, quotas
     expect(await card.locator('progress[data-testid=usage-bytes]').getAttribute('aria-valuetext')).toBe('300.0 KB of 1.00 MB');
     expect(await card.innerText()).toContain('1 of 10 files');
     await screenshot(alice, '41-usage-profile');
+    // at phone width the compact bar fits under the folder
+    await alice.setViewportSize(PHONE);
+    await alice.goto(`${w.base}/`);
+    await bar.waitFor();
+    expect(await alice.evaluate(() => document.documentElement.scrollWidth)).toBe(PHONE.width);
+    const box = (await bar.boundingBox())!;
+    expect(box.x + box.width).toBeLessThanOrEqual(PHONE.width);
+    await screenshot(alice, '41-phone-usage');
+    await alice.setViewportSize({ width: 1200, height: 800 });
     // the admin, without a quota, sees no bar
     await w.page.goto(`${w.base}/@manage/profile`);
     await w.page.locator('[data-testid=sessions]').waitFor();
