@@ -212,7 +212,7 @@ export function openCore(loaded: LoadedConfig, opts: OpenOptions = {}): Core {
   });
   const listingCache = new ListingCache();
   const fs = new Fs(storages, listingCache);
-  const metas = new Metas(repos.metas);
+  const metas = new Metas(repos.metas, repos.groups);
   // Each task decides every name it writes on its creator's view as it is then; tasks run once the core (and its views) exist.
   const taskAccess = new TaskAccess(() => views);
   const tasks = new TaskManager(repos.tasks, config.tasks, log, { ...opts.tasks, access: taskAccess, hostRoots: [config.temp_dir, dataDir] });
@@ -242,7 +242,7 @@ export function openCore(loaded: LoadedConfig, opts: OpenOptions = {}): Core {
     repos,
     settings,
     accounts,
-    groups: new Groups(repos.groups, repos.users, events),
+    groups: new Groups(repos.groups, repos.users, events, () => metas.changed()),
     sso,
     passkeys,
     limiter,

@@ -34,6 +34,8 @@ export class Groups {
     private readonly repo: GroupsRepo,
     private readonly users: UsersRepo,
     private readonly events: OpEvents,
+    /** Called once a deleted group's path rules are gone with it (the metas service reloads them). */
+    private readonly rulesDropped: () => Promise<void> = async () => undefined,
   ) {}
 
   list(): Promise<Group[]> {
@@ -89,6 +91,7 @@ export class Groups {
     await this.change(actor, 'group_delete', name, async () => {
       await this.get(id);
       await this.repo.delete(id);
+      await this.rulesDropped();
     });
   }
 

@@ -2,7 +2,7 @@
 // settings, users (with their password hashes and 2FA secrets), groups, storages, metas, SSH keys and passkeys.
 // The top-level keys `encrypted`, `settings`, `users`, `storages` and `metas` are those of the
 // OpenList manage page's backup file, in the wire's shapes, so one format serves both; Atrium's
-// own additions are `atrium` (version), the users' secrets, roots and group names, `groups`, `ssh_keys`, `shares` and `passkeys`
+// own additions are `atrium` (version), the users' secrets, roots and group names, the metas' `group` (a group's name), `groups`, `ssh_keys`, `shares` and `passkeys`
 // (public keys: they keep working where the new installation has the same site address).
 
 import { z } from 'zod';
@@ -10,6 +10,7 @@ import { userJson } from '../auth/accounts.js';
 import { credentialHash } from '../auth/passkeys.js';
 import type { Core } from '../core.js';
 import { ROLE_ADMIN, ROLE_GENERAL, ROLE_GUEST, type User } from '../db/users.js';
+import type { Meta } from '../db/metas.js';
 import type { Group } from '../db/groups.js';
 import { checkRoots, checkTree } from '../auth/roots.js';
 import { BadRequest } from '../errors.js';
@@ -65,6 +66,8 @@ const metaEntry = z.object({
   r_sub: z.boolean().default(false),
   header: z.string().default(''),
   header_sub: z.boolean().default(false),
+  /** The name of the group whose members the rule is for (Atrium's; left out: everyone, as OpenList's rules). */
+  group: z.string().min(1).optional(),
 });
 
 const sshKeyEntry = z.object({
@@ -164,7 +167,7 @@ export async function exportInstallation(core: Core): Promise<Record<string, unk
     })),
     groups: groups.map((g) => ({ name: g.name, permission: g.permission, roots: g.roots, quota_bytes: g.quotaBytes, quota_files: g.quotaFiles })),
     storages: (await core.repos.storages.all()).map((s) => ({ ...s, modified: isoTime(s.modified) })),
-    metas: await core.repos.metas.all(),
+    metas: metasOut(await core.repos.metas.all(), groups),
     ssh_keys: sshKeys,
     shares: (await core.repos.shares.list(1, 0)).shares
       .filter((sh) => names.has(sh.creatorId))
@@ -235,6 +238,7 @@ export async function importInstallation(core: Core, raw: unknown): Promise<Impo
   if (file.encrypted) throw new BadRequest('the backup is encrypted: export it again from OpenList without a password');
   const storages = file.storages.map(parseStorage);
   checkTrees(file);
+  await checkMetaGroups(core, file);
 
   const report: ImportReport = {
     settings: 0,
@@ -363,15 +367,36 @@ async function importStorages(core: Core, storages: StorageInput[], report: Impo
   }
 }
 
-/** Path rules by path. */
+/** The path rules as a backup holds them: a group's rule names its group (ids differ between installations), everyone's names none. */
+function metasOut(metas: Meta[], groups: Group[]): Array<Omit<Meta, 'group_id'> & { group?: string }> {
+  const names = new Map(groups.map((g) => [g.id, g.name]));
+  return metas.flatMap(({ group_id, ...m }) => {
+    if (group_id === 0) return [m];
+    const group = names.get(group_id);
+    return group === undefined ? [] : [{ ...m, group }];
+  });
+}
+
+/** Refuses, before anything is written, a rule naming a group neither the file nor this installation has. */
+async function checkMetaGroups(core: Core, file: ParsedBackup): Promise<void> {
+  const inFile = new Set(file.groups.map((g) => g.name));
+  for (const [i, m] of file.metas.entries()) {
+    if (m.group !== undefined && !inFile.has(m.group) && !(await core.repos.groups.byName(m.group))) {
+      throw new BadRequest(`metas[${i}] (${m.path}): no group ${m.group}`);
+    }
+  }
+}
+
+/** Path rules by path and group (the group by name, imported before them). */
 async function importMetas(core: Core, file: ParsedBackup, report: ImportReport): Promise<void> {
-  for (const m of file.metas) {
-    const existing = await core.repos.metas.byPath(m.path);
+  for (const { group, ...m } of file.metas) {
+    const groupId = group === undefined ? 0 : (await core.repos.groups.byName(group))!.id;
+    const existing = await core.repos.metas.byPath(m.path, groupId);
     if (existing) {
-      await core.repos.metas.update({ ...m, id: existing.id });
+      await core.repos.metas.update({ ...m, group_id: groupId, id: existing.id });
       report.metas.updated++;
     } else {
-      await core.repos.metas.create(m);
+      await core.repos.metas.create({ ...m, group_id: groupId });
       report.metas.added++;
     }
   }

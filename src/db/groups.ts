@@ -78,10 +78,16 @@ export class GroupsRepo {
     await this.h.db.updateTable('access_groups').set(toRow(g)).where('id', '=', g.id).execute();
   }
 
-  /** Deletes a group and its memberships. */
+  /**
+   * Deletes a group, its memberships and its path rules, in one transaction (a rule left behind
+   * would apply to no one, and could name no group in a backup).
+   */
   async delete(id: number): Promise<void> {
-    await this.h.db.deleteFrom('group_members').where('group_id', '=', id).execute();
-    await this.h.db.deleteFrom('access_groups').where('id', '=', id).execute();
+    await this.h.db.transaction().execute(async (tx) => {
+      await tx.deleteFrom('meta').where('group_id', '=', id).execute();
+      await tx.deleteFrom('group_members').where('group_id', '=', id).execute();
+      await tx.deleteFrom('access_groups').where('id', '=', id).execute();
+    });
   }
 
   /** The ids of a group's members. */

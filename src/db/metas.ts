@@ -16,6 +16,11 @@ export interface Meta {
   r_sub: boolean;
   header: string;
   header_sub: boolean;
+  /**
+   * The group whose members the rule applies to; 0 (OpenList's rules, which have no such
+   * field): every principal. One rule per path and group (migration 32).
+   */
+  group_id: number;
 }
 
 function fromRow(r: Selectable<MetaTable>): Meta {
@@ -28,6 +33,7 @@ function fromRow(r: Selectable<MetaTable>): Meta {
     h_sub: bool(r.h_sub),
     r_sub: bool(r.r_sub),
     header_sub: bool(r.header_sub),
+    group_id: Number(r.group_id ?? 0),
   };
 }
 
@@ -44,6 +50,7 @@ function toRow(m: Omit<Meta, 'id'>) {
     r_sub: bit(m.r_sub),
     header: m.header,
     header_sub: bit(m.header_sub),
+    group_id: m.group_id,
   };
 }
 
@@ -66,8 +73,9 @@ export class MetasRepo {
     return r && fromRow(r);
   }
 
-  async byPath(p: string): Promise<Meta | undefined> {
-    const r = await this.h.db.selectFrom('meta').selectAll().where('path', '=', p).executeTakeFirst();
+  /** The rule of path `p` for the members of `groupId` (0: the rule for everyone). */
+  async byPath(p: string, groupId = 0): Promise<Meta | undefined> {
+    const r = await this.h.db.selectFrom('meta').selectAll().where('path', '=', p).where('group_id', '=', groupId).executeTakeFirst();
     return r && fromRow(r);
   }
 

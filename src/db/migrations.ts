@@ -628,6 +628,17 @@ export const MIGRATIONS: Migration[] = [
         .execute();
     },
   },
+  {
+    version: 32,
+    name: 'group path rules: meta.group_id (0: everyone), unique by path and group',
+    async up(ctx) {
+      await ctx.db.schema.alterTable('meta').addColumn('group_id', 'integer', (c) => c.notNull().defaultTo(0)).execute();
+      const old = `${ctx.prefix}meta_path`;
+      if (ctx.type === 'mysql') await ctx.db.schema.dropIndex(old).on('meta').execute();
+      else await ctx.db.schema.dropIndex(old).ifExists().execute();
+      await index(ctx, 'meta', 'meta_path_group', ['path', 'group_id'], true);
+    },
+  },
 ];
 
 /**

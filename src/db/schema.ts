@@ -88,6 +88,8 @@ export interface MetaTable {
   r_sub: number;
   header: string;
   header_sub: number;
+  /** The group whose members the rule applies to (migration 32; 0: everyone). */
+  group_id: Generated<number>;
 }
 
 export interface SshPublicKeysTable {

@@ -117,6 +117,8 @@ export const metaShape = z.object({
   r_sub: z.boolean(),
   header: z.string(),
   header_sub: z.boolean(),
+  /** The group whose members the rule applies to; 0: everyone (Atrium's; OpenList has no such field). */
+  group_id: z.number().int(),
 });
 
 export const settingShape = z.object({

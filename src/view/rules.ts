@@ -11,16 +11,23 @@ const parentOf = (p: string) => (p === '/' ? '/' : p.slice(0, p.lastIndexOf('/')
 /** Memoised nearest-rule lookups kept per principal before the memo starts over. */
 const MEMO_LIMIT = 20_000;
 
+/** The ids of a principal's groups in ascending order, as Metas.exact takes them. */
+const groupIdsOf = (user: User): number[] => (user.groups ?? []).map((g) => g.id).sort((a, b) => a - b);
+
 /**
  * The nearest rule of each path, found once and remembered: checking every ancestor of a path
  * is linear in its depth. Rules reloaded by the admin take effect at once (the memo follows the
- * rules' version).
+ * rules' version). `groups`: the principal's groups (ascending), whose rules apply besides
+ * everyone's and, at the same path, instead of them.
  */
 export class RuleIndex {
   private memo = new Map<string, Loaded | null>();
   private version = -1;
 
-  constructor(readonly metas: Metas) {}
+  constructor(
+    readonly metas: Metas,
+    readonly groups: readonly number[] = [],
+  ) {}
 
   /** The rule of `p` itself or of its nearest ancestor (`p` cleaned). */
   nearest(p: string): Loaded | undefined {
@@ -35,7 +42,7 @@ export class RuleIndex {
       found = this.memo.get(cur);
       if (found !== undefined) break;
       walked.push(cur);
-      found = this.metas.exact(cur) ?? null;
+      found = this.metas.exact(cur, this.groups) ?? null;
       if (found !== null || cur === '/') break;
       cur = parentOf(cur);
     }
@@ -44,15 +51,20 @@ export class RuleIndex {
   }
 }
 
-/** The path rules (hide, password, write, readme, header) as one principal meets them. */
+/**
+ * The path rules (hide, password, write, readme, header) as one principal meets them: the rules
+ * for everyone and those of the principal's groups (a view is made again when its groups change).
+ */
 export class Rules {
   private readonly index: RuleIndex;
+  private readonly groups: readonly number[];
 
   constructor(
     private readonly metas: Metas,
     readonly user: User,
   ) {
-    this.index = new RuleIndex(metas);
+    this.groups = groupIdsOf(user);
+    this.index = new RuleIndex(metas, this.groups);
   }
 
   nearest(p: string): Loaded | undefined {
@@ -109,7 +121,7 @@ export class Rules {
    */
   lockedInside(folder: string, passwords: string[]): boolean {
     if (can(this.user, PERM.ACCESS_WITHOUT_PASSWORD)) return false;
-    for (const rule of this.metas.all()) {
+    for (const rule of this.metas.inEffect(this.groups)) {
       if (rule.meta.password === '' || rule.meta.path === folder || !isSubPath(folder, rule.meta.path)) continue;
       if (!passwords.some((pw) => safeEqual(pw, rule.meta.password))) return true;
     }
@@ -121,7 +133,7 @@ export class Rules {
     if (this.seesHidden) return false;
     const rule = this.nearest(folder);
     if (rule && rule.hides.length > 0 && (rule.meta.path === folder || rule.meta.h_sub)) return true;
-    for (const r of this.metas.all()) {
+    for (const r of this.metas.inEffect(this.groups)) {
       if (r.hides.length > 0 && r.meta.path !== folder && isSubPath(folder, r.meta.path)) return true;
     }
     return false;
@@ -152,9 +164,17 @@ export class Rules {
 /**
  * Raw links of protected entries need a sign even when `sign_all` is off: entries in a folder
  * under a password rule, with a rule of their own, or hidden (or below a hidden folder), from
- * anyone. Returns the test for the entries of one folder, so a listing evaluates the folder once.
+ * anyone — for everyone or for the members of any one group (a raw link names no user, and the
+ * listing that hands it out and the link that checks it must agree). Returns the test for the
+ * entries of one folder, so a listing evaluates the folder once.
  */
-export function signRule(metas: Metas, dir: string, index = new RuleIndex(metas)): (name: string) => boolean {
+export function signRule(metas: Metas, dir: string): (name: string) => boolean {
+  const tests = metas.audiences().map((groups) => signRuleOf(metas, dir, new RuleIndex(metas, groups)));
+  return tests.length === 1 ? tests[0]! : (name) => tests.some((t) => t(name));
+}
+
+/** signRule for the principals of one audience (`index`: their nearest rules). */
+function signRuleOf(metas: Metas, dir: string, index: RuleIndex): (name: string) => boolean {
   const hideRule = (d: string) => {
     const rule = index.nearest(d);
     return rule && rule.hides.length > 0 && applies(rule.meta.path, d, rule.meta.h_sub) ? rule : undefined;
@@ -170,7 +190,7 @@ export function signRule(metas: Metas, dir: string, index = new RuleIndex(metas)
   if (protectedFolder) return () => true;
   const hide = hideRule(dir);
   return (name) => {
-    const own = metas.exact(path.posix.join(dir, name));
+    const own = metas.exact(path.posix.join(dir, name), index.groups);
     if (own && own.meta.password !== '') return true;
     return hide !== undefined && hide.hides.some((r) => r.test(name));
   };

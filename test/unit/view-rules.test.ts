@@ -4,7 +4,8 @@ import { ROLE_GENERAL, type User } from '../../src/db/users.js';
 import { isKind } from '../../src/errors.js';
 import { Metas } from '../../src/fs/metas.js';
 import { checkBounds, MAX_PATH_SEGMENTS, underRoot } from '../../src/view/paths.js';
-import { Rules } from '../../src/view/rules.js';
+import { Rules, signRule } from '../../src/view/rules.js';
+import type { Group } from '../../src/db/groups.js';
 
 const meta = (m: Partial<Meta> & { path: string }): Meta => ({
   id: 0,
@@ -18,6 +19,7 @@ const meta = (m: Partial<Meta> & { path: string }): Meta => ({
   r_sub: false,
   header: '',
   header_sub: false,
+  group_id: 0,
   ...m,
 });
 
@@ -25,13 +27,13 @@ const user: User = { id: 2, username: 'u', pwdHash: '', salt: '', pwdTs: 0, base
 
 async function metasOf(list: Meta[]): Promise<{ metas: Metas; lookups: () => number; set(next: Meta[]): Promise<void> }> {
   let rows = list;
-  const metas = new Metas({ all: async () => rows } as unknown as MetasRepo);
+  const metas = new Metas({ all: async () => rows } as unknown as MetasRepo, { byId: async () => undefined });
   await metas.reload();
   let n = 0;
   const exact = metas.exact.bind(metas);
-  metas.exact = (p: string) => {
+  metas.exact = (p: string, groups?: readonly number[]) => {
     n++;
-    return exact(p);
+    return exact(p, groups);
   };
   return {
     metas,
@@ -77,6 +79,33 @@ describe('the view rules', () => {
     expect(rules.mayHideInside('/x')).toBe(true);
     expect(rules.mayHideInside('/x/y')).toBe(true);
     expect(rules.mayHideInside('/a')).toBe(false);
+  });
+
+  it('applies a group rule to its members only, in the place of everyone\'s rule at its path', async () => {
+    const group = (id: number) => ({ id, name: `g${id}`, permission: 0, roots: [], quotaBytes: 0, quotaFiles: 0 }) as unknown as Group;
+    const m = await metasOf([
+      meta({ id: 1, path: '/a', hide: '^everyone', h_sub: true, password: 'pw', p_sub: true }),
+      meta({ id: 2, path: '/a', hide: '^seven', h_sub: true, group_id: 7 }),
+      meta({ id: 3, path: '/a', hide: '^three', h_sub: true, group_id: 3 }),
+      meta({ id: 4, path: '/a/b', write: true, group_id: 7 }),
+      meta({ id: 5, path: '/c', hide: '^c', group_id: 9 }),
+    ]);
+    const nobody = new Rules(m.metas, user);
+    const seven = new Rules(m.metas, { ...user, groups: [group(7)] });
+    const both = new Rules(m.metas, { ...user, groups: [group(7), group(3)] });
+    // Everyone's rule for a non-member; the group's rule, whole, for a member (no password then).
+    expect([nobody.isHidden('/a/everyone'), nobody.isHidden('/a/seven'), nobody.passwordOk('/a/x', [''])]).toEqual([true, false, false]);
+    expect([seven.isHidden('/a/everyone'), seven.isHidden('/a/seven'), seven.passwordOk('/a/x', [''])]).toEqual([false, true, true]);
+    // Two groups' rules at one path: the lower group id's.
+    expect([both.isHidden('/a/three'), both.isHidden('/a/seven')]).toEqual([true, false]);
+    // The nearest path still wins: the group's /a/b rule (write, no hide) covers /a/b for members.
+    expect([seven.canWrite('/a/b'), nobody.canWrite('/a/b'), seven.isHidden('/a/b/seven')]).toEqual([true, false, false]);
+    expect([seven.mayHideInside('/c'), new Rules(m.metas, { ...user, groups: [group(9)] }).mayHideInside('/c')]).toEqual([false, true]);
+    expect(nobody.lockedInside('/', [''])).toBe(true);
+    expect(seven.lockedInside('/', [''])).toBe(false);
+    // A raw link names no one: it needs a sign when any audience's rule protects it.
+    expect(signRule(m.metas, '/c')('c')).toBe(true);
+    expect(signRule(m.metas, '/c')('d')).toBe(false);
   });
 
   it('bounds and cleans paths the same way for every front', () => {

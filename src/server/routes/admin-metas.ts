@@ -20,6 +20,8 @@ const metaBody = z.object({
   r_sub: boolish().default(false),
   header: z.string().default(''),
   header_sub: boolish().default(false),
+  /** The group whose members the rule is for; left out: everyone (create), the rule's own group (update). */
+  group_id: int().optional(),
 });
 
 /** `/api/admin/meta/*` (admin only). */
