@@ -31,6 +31,7 @@ export const GROUP_MESSAGES = {
   'limits.down': 'down {rate}',
   'limits.transfers': '{n} transfers',
   'limits.sessions': '{n} sessions',
+  'users.add': 'Add a user',
   'users.groups': 'Groups',
   'users.no_groups': 'No groups yet',
   'users.effective': 'With groups (read-only)',

@@ -243,6 +243,7 @@ export default {
   "limits.down": "runter {rate}",
   "limits.transfers": "{n} Übertragungen",
   "limits.sessions": "{n} Sitzungen",
+  "users.add": "Benutzer hinzufügen",
   "users.groups": "Gruppen",
   "users.no_groups": "Noch keine Gruppen",
   "users.effective": "Mit Gruppen (nur lesen)",

@@ -243,6 +243,7 @@ export default {
   "limits.down": "bajada {rate}",
   "limits.transfers": "{n} transferencias",
   "limits.sessions": "{n} sesiones",
+  "users.add": "Añadir un usuario",
   "users.groups": "Grupos",
   "users.no_groups": "Aún no hay grupos",
   "users.effective": "Con los grupos (solo lectura)",

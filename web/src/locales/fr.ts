@@ -243,6 +243,7 @@ export default {
   "limits.down": "réception {rate}",
   "limits.transfers": "{n} transferts",
   "limits.sessions": "{n} sessions",
+  "users.add": "Ajouter un utilisateur",
   "users.groups": "Groupes",
   "users.no_groups": "Aucun groupe pour l'instant",
   "users.effective": "Avec les groupes (lecture seule)",

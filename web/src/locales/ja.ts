@@ -243,6 +243,7 @@ export default {
   "limits.down": "下り {rate}",
   "limits.transfers": "転送 {n} 件",
   "limits.sessions": "セッション {n} 件",
+  "users.add": "ユーザーを追加",
   "users.groups": "グループ",
   "users.no_groups": "グループはまだありません",
   "users.effective": "グループ込み（読み取り専用）",

@@ -243,6 +243,7 @@ export default {
   "limits.down": "下载 {rate}",
   "limits.transfers": "{n} 个传输",
   "limits.sessions": "{n} 个会话",
+  "users.add": "添加用户",
   "users.groups": "用户组",
   "users.no_groups": "还没有用户组",
   "users.effective": "含用户组（只读）",

@@ -76,7 +76,7 @@ async function edit(u?: User): Promise<Record<string, unknown> | undefined> {
     ...limitValues(u),
   };
   return validatedDialog(
-    u ? `${t('edit')} ${u.username}` : `${t('add')} user`,
+    u ? `${t('edit')} ${u.username}` : t('users.add'),
     fields,
     initial,
     (values, set) => (
