@@ -199,6 +199,23 @@ describe.runIf(requireChromium('the groups page browser tests'))('groups, quotas
     await w.page.keyboard.press('Escape');
   });
 
+  it('a path rule for the group is made in the metas form', async () => {
+    await w.page.goto(`${w.base}/@manage/metas`);
+    await w.page.click('.section-head button:has-text("Add")');
+    await w.page.fill('.dialog input[name=path]', '/shared');
+    await w.page.fill('.dialog textarea[name=hide]', '^secret');
+    await w.page.selectOption('.dialog select[name=group_id]', String(groupId));
+    await w.page.click('.dialog button[type=submit]');
+    const row = w.page.locator('table.data tbody tr', { hasText: '/shared' });
+    await row.waitFor();
+    expect(await row.locator('[data-testid=meta-group]').innerText()).toBe('team');
+    const metas = (await adminGet('/api/admin/meta/list')).content as Array<Record<string, any>>;
+    expect(metas.find((m) => m.path === '/shared')).toMatchObject({ group_id: groupId, hide: '^secret' });
+    await row.locator('button:has-text("Edit")').click();
+    expect(await w.page.locator('.dialog select[name=group_id]').inputValue()).toBe(String(groupId));
+    await w.page.keyboard.press('Escape');
+  });
+
   it('at phone width the groups are cards and the form fits the screen', async () => {
     const ctx = await w.browser.newContext({ viewport: PHONE });
     const page = await ctx.newPage();
@@ -238,5 +255,7 @@ describe.runIf(requireChromium('the groups page browser tests'))('groups, quotas
     expect(a.group_ids).toEqual([]);
     expect(a.quota_bytes).toBe(MiB);
     expect(existsSync(path.join(w.root, 'shared', 'team-notes.txt'))).toBe(true);
+    // the group's path rules go with it
+    expect(((await adminGet('/api/admin/meta/list')).content as Array<Record<string, any>>).filter((m) => m.path === '/shared')).toEqual([]);
   });
 });
