@@ -14,6 +14,7 @@ import Login from './pages/Login';
 import './sso';
 import { navigate, path } from './router';
 import { dark, isAdmin, loadMe, loadSettings, me, settings, toasts } from './state';
+import { setPageTitle } from './title';
 
 const Manage = lazy(() => import('./pages/manage/Manage'));
 const ShareVisit = lazy(() => import('./shares/ShareVisit'));
@@ -45,6 +46,11 @@ export default function App() {
   });
   createEffect(() => {
     if (!path().startsWith('/@')) sessionStorage.setItem('last', path());
+  });
+  // The login and share pages' tab title (folders, the trash and the manage pages name themselves: title.ts).
+  createEffect(() => {
+    if (path() === '/@login') setPageTitle(t('login'));
+    else if (isShareVisit(path())) setPageTitle();
   });
 
   return (

@@ -62,10 +62,12 @@ export function rawLink(path: string, sign: string): string {
 // The wire's objects: types inferred from the server's zod shapes (src/server/shapes.ts), so a
 // field changed there breaks this typecheck. Type-only: nothing of the server reaches the bundle.
 export type {
+  About,
   AppPassword,
   ArchiveMeta,
   ArchiveTreeEntry,
   GetResp,
+  ImportReport,
   Group,
   ListResp,
   Meta,

@@ -11,6 +11,7 @@ import { CONFLICT_MESSAGES } from './i18n-conflicts';
 import { FIRSTRUN_MESSAGES } from './i18n-firstrun';
 import { SHARE_FORM_MESSAGES } from './i18n-share-form';
 import { SYNC_MESSAGES } from './i18n-sync';
+import { MANAGE_PAGE_MESSAGES } from './i18n-manage-pages';
 import { GROUP_MESSAGES } from './i18n-groups';
 
 const en = {
@@ -340,6 +341,7 @@ const en = {
   ...FIRSTRUN_MESSAGES,
   ...SHARE_FORM_MESSAGES,
   ...SYNC_MESSAGES,
+  ...MANAGE_PAGE_MESSAGES,
   ...GROUP_MESSAGES,
 } as const;
 

@@ -17,7 +17,6 @@ export const can = (bit: number) => isAdmin() || ((me()?.permission ?? 0) >> bit
 
 export async function loadSettings(): Promise<void> {
   setSettings(await api<Record<string, string>>('/public/settings'));
-  document.title = settings().site_title || 'Atrium';
 }
 
 /** Who we are: the logged-in user, the guest when allowed, or undefined (login needed). */

@@ -11,7 +11,8 @@ import { formatDate, formatSize } from '../format';
 import { t } from '../i18n';
 import { DataTable } from '../pages/manage/Table';
 import { href, linkClick } from '../router';
-import { notify, notifyError, passwordFor, settings } from '../state';
+import { setPageTitle } from '../title';
+import { notify, notifyError, passwordFor } from '../state';
 
 const PER_PAGE = 50;
 type Policy = 'cancel' | 'skip' | 'overwrite';
@@ -77,7 +78,7 @@ async function purge(entries: TrashEntry[]): Promise<boolean> {
 }
 
 export default function Trash(props: { path: string }) {
-  document.title = `${t('trash')} | ${settings().site_title || 'Atrium'}`;
+  setPageTitle(t('trash'));
   const [page, setPage] = createSignal(1);
   const [data, { refetch }] = createResource(
     () => [props.path, page()] as const,

@@ -5,6 +5,7 @@ import { createEffect, createMemo, createResource, createSignal, on } from 'soli
 import { api, ApiError, type GetResp, joinPath, type ListResp, type Obj, parentOf, rawLink } from '../../api';
 import { TYPE } from '../../components/icons';
 import { passwordFor, setCurrentFolder, settings } from '../../state';
+import { setPageTitle } from '../../title';
 
 const PASSWORD_ERROR = 403;
 
@@ -48,12 +49,8 @@ export function createFolder(path: () => string) {
       throw e;
     }
   };
-  // the tab shows where one is: "Photos | Site", the site alone at the root
-  createEffect(() => {
-    const site = settings().site_title || 'Atrium';
-    const name = path().slice(path().lastIndexOf('/') + 1);
-    document.title = name ? `${name} | ${site}` : site;
-  });
+  // the tab shows where one is: "Photos | Site", the site alone at the root (title.ts)
+  createEffect(() => setPageTitle(path().slice(path().lastIndexOf('/') + 1)));
   const [data] = createResource(() => [path(), page(), version()] as [string, number, number], load);
 
   // load_more / auto_load_more keep the pages seen so far

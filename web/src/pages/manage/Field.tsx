@@ -47,7 +47,7 @@ export default function Field(props: { spec: FieldSpec; value: string; onChange:
       >
         <Match when={props.spec.type === 'bool'}>
           <label>
-            <input id={id()} name={props.spec.name} type="checkbox" checked={props.value === 'true'} onChange={(e) => props.onChange(String(e.currentTarget.checked))} />{' '}
+            <input id={id()} name={props.spec.name} type="checkbox" checked={props.value === 'true'} aria-describedby={help() ? `${id()}-help` : undefined} onChange={(e) => props.onChange(String(e.currentTarget.checked))} />{' '}
             {label()}
           </label>
         </Match>
@@ -55,7 +55,7 @@ export default function Field(props: { spec: FieldSpec; value: string; onChange:
           <label for={id()}>
             {label()}
             {props.spec.required ? ' *' : ''}
-            <select id={id()} name={props.spec.name} value={props.value} onChange={(e) => props.onChange(e.currentTarget.value)}>
+            <select id={id()} name={props.spec.name} value={props.value} aria-describedby={help() ? `${id()}-help` : undefined} onChange={(e) => props.onChange(e.currentTarget.value)}>
               <For each={options()}>{(o) => <option value={o}>{optionLabel(o)}</option>}</For>
             </select>
           </label>
@@ -64,7 +64,7 @@ export default function Field(props: { spec: FieldSpec; value: string; onChange:
           <label for={id()}>
             {label()}
             {props.spec.required ? ' *' : ''}
-            <textarea id={id()} name={props.spec.name} value={props.value} onInput={(e) => props.onChange(e.currentTarget.value)} />
+            <textarea id={id()} name={props.spec.name} value={props.value} aria-describedby={help() ? `${id()}-help` : undefined} onInput={(e) => props.onChange(e.currentTarget.value)} />
           </label>
         </Match>
       </Switch>

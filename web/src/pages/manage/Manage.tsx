@@ -1,8 +1,13 @@
 // The manage area: settings groups, storages, users, metas, tasks, offline downloads, index
 // (admins) and the profile (everyone logged in).
-import { createSignal, For, Match, Show, Switch } from 'solid-js';
+import { type Component, createEffect, createSignal, For, Match, Show, Switch } from 'solid-js';
 import { href, linkClick, navigate } from '../../router';
+import About from './About';
 import Audit from './Audit';
+import Backup from './Backup';
+import OtherSettings from './OtherSettings';
+import { manageTitle } from './titles';
+import { setPageTitle } from '../../title';
 import Groups from './Groups';
 import Hooks from './Hooks';
 import Indexes from './Indexes';
@@ -28,7 +33,16 @@ const SETTING_GROUPS: Array<[string, number, MessageKey]> = [
   ['sso', 7, 'm.single_sign_on'],
   ['ldap', 8, 'm.ldap'],
   ['s3', 9, 'm.s3'],
+  ['ftp', 10, 'm.ftp'],
+  ['traffic', 11, 'm.traffic'],
 ];
+
+/** Admin pages without props, by their path below /@manage/. */
+const MORE_PAGES = new Map<string, Component>([
+  ['settings/other', OtherSettings],
+  ['backup', Backup],
+  ['about', About],
+]);
 
 export default function Manage(props: { path: string; admin: boolean }) {
   const sub = () => props.path.replace(/^\/@manage\/?/, '');
@@ -39,6 +53,7 @@ export default function Manage(props: { path: string; admin: boolean }) {
     </a>
   );
   const group = () => SETTING_GROUPS.find(([name]) => sub() === `settings/${name}`);
+  createEffect(() => setPageTitle(group() ? t(group()![2]) : manageTitle(sub()), t('manage')));
   // at phone width the menu folds into one button; following a link folds it again
   const [menuOpen, setMenuOpen] = createSignal(false);
   return (
@@ -50,6 +65,7 @@ export default function Manage(props: { path: string; admin: boolean }) {
         <Show when={props.admin}>
           <div class="group">{t('m.settings')}</div>
           <For each={SETTING_GROUPS}>{([name, , label]) => link(`settings/${name}`, t(label))}</For>
+          {link('settings/other', t('m.other'))}
           <div class="group">{t('manage')}</div>
           {link('storages', t('m.storages'))}
           {link('users', t('m.users'))}
@@ -60,6 +76,8 @@ export default function Manage(props: { path: string; admin: boolean }) {
           {link('audit', t('m.audit'))}
           {link('indexes', t('m.index'))}
           {link('offline', t('m.offline_download'))}
+          {link('backup', t('m.backup'))}
+          {link('about', t('m.about'))}
         </Show>
         <div class="group">{t('m.account')}</div>
         {link('tasks', t('m.tasks'))}
@@ -115,6 +133,9 @@ export default function Manage(props: { path: string; admin: boolean }) {
           </Match>
           <Match when={sub() === 'offline'}>
             <Offline />
+          </Match>
+          <Match when={MORE_PAGES.get(sub())} keyed>
+            {(Page) => <Page />}
           </Match>
         </Switch>
       </section>

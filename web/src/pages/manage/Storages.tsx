@@ -5,7 +5,7 @@ import { createResource, createSignal, For, Show } from 'solid-js';
 import { createStore } from 'solid-js/store';
 import { act, busyAct } from '../../actions';
 import { api, type Storage } from '../../api';
-import { t } from '../../i18n';
+import { t, tx } from '../../i18n';
 import { href, linkClick, navigate } from '../../router';
 import { notify, notifyError } from '../../state';
 import type { FieldSpec } from './Field';
@@ -24,6 +24,8 @@ interface DriverInfo {
 }
 
 const NUMERIC = new Set(['order', 'cache_expiration']);
+/** A driver's help for one of its fields in the UI's language (h.<driver>.<field>), else the driver's own English. */
+const driverHelp = (driver: string, it: FormItem) => tx(`h.${driver}.${it.name}`) ?? it.help;
 /** Fieldsets of the common fields, as OpenList groups them; the rest are the basics. */
 const GROUP_OF: Record<string, string> = {
   cache_expiration: 'listing',
@@ -137,7 +139,7 @@ export function StorageEdit(props: { id?: number }) {
                 <p class="muted">{i().config.alert}</p>
               </Show>
               <FieldGroups fields={i().common.map((it) => ({ ...it, group: GROUP_OF[it.name] ?? 'basics' }))} values={common} set={(k, v) => setCommon(k, v)} />
-              <FieldGroups fields={i().additional.map((it) => ({ ...it, group: 'driver' }))} values={addition} set={(k, v) => setAddition(k, v)} vars={{ driver: current() }} />
+              <FieldGroups fields={i().additional.map((it) => ({ ...it, help: driverHelp(current(), it), group: 'driver' }))} values={addition} set={(k, v) => setAddition(k, v)} vars={{ driver: current() }} />
             </>
           )}
         </Show>
