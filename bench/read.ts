@@ -23,7 +23,7 @@ import { fmtBytes, fmtNum, GiB, median, MiB, nowMs, summarize, type Summary } fr
 import { envInt } from './lib/params.js';
 import { errorText, machine, shortError } from './lib/report.js';
 import type { AreaResult, BenchContext, BenchModule, SummaryRow } from './lib/types.js';
-import { auditPairs } from './lib/audit-pairs.js';
+import { auditFeature, onOffPairs } from './lib/on-off-pairs.js';
 
 /**
  * The admin password of the run's data folder: ATRIUM_ADMIN_PASSWORD only counts when the
@@ -541,18 +541,19 @@ async function auditBenchmarks(ctx: BenchContext, result: AreaResult, P: Params,
     };
     await list();
     await parallelDownload(P.client, url, 1, P.fileSize, timeoutFor(P.fileSize), signal);
-    await auditPairs(ctx, result, a, [
+    await onOffPairs(ctx, result, auditFeature(a), [
       {
         name: `cached list ${n} p50`,
         unit: 'ms',
         better: 'lower',
+        target: 0.95,
         run: async () => {
           const ms: number[] = [];
           for (let i = 0; i < P.listRuns[n]!; i++) ms.push(await list());
           return median(ms);
         },
       },
-      { name: 'download /d, 1 client', unit: 'MB/s', better: 'higher', run: async () => (await parallelDownload(P.client, url, 1, P.fileSize, timeoutFor(P.fileSize), signal)).mbps },
+      { name: 'download /d, 1 client', unit: 'MB/s', better: 'higher', target: 0.95, run: async () => (await parallelDownload(P.client, url, 1, P.fileSize, timeoutFor(P.fileSize), signal)).mbps },
     ], pairs);
   } catch (err) {
     signal.throwIfAborted();

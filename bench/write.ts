@@ -49,7 +49,7 @@ import { fmtBytes, fmtNum, GiB, median, MiB, nowMs } from './lib/stats.js';
 import { envInt } from './lib/params.js';
 import { errorText, machine, shortError } from './lib/report.js';
 import type { AreaResult, BenchContext, BenchModule, SummaryRow } from './lib/types.js';
-import { auditPairs } from './lib/audit-pairs.js';
+import { auditFeature, onOffPairs } from './lib/on-off-pairs.js';
 
 /** See read.ts: the admin password only counts on the first start of a data folder. */
 const adminPassword = randomBytes(12).toString('base64url');
@@ -261,6 +261,8 @@ async function run(ctx: BenchContext, result: AreaResult): Promise<void> {
       await copyBenchmarks(ctx, result, P, { atrium, atriumError, filesDir, copySrc, srcFile, scratch: path.join(tmp, 'prefault.bin'), tags: copyTags });
       signal.throwIfAborted();
       if (atrium) await auditBenchmarks(ctx, result, P, atrium, srcFile, filesDir);
+      signal.throwIfAborted();
+      if (atrium) await quotaBenchmarks(ctx, result, P, atrium, srcFile, filesDir);
     } finally {
       await atrium?.stop();
     }
@@ -864,30 +866,9 @@ async function copyBenchmarks(
       error: env.atriumError,
       copy: atrium
         ? async (tag) => {
-            const t0 = nowMs();
-            const r = await request(`${atrium.base}/api/fs/copy`, {
-              headers: { authorization: atrium.token },
-              body: { src_dir: '/copy-src', dst_dir: `/copy-dst/${tag}`, names: ['tree'] },
-              timeoutMs: copyTimeoutMs,
-              signal,
-            });
-            let json: any;
-            try {
-              json = JSON.parse(r.body.toString('utf8'));
-            } catch {
-              throw new Error(`/api/fs/copy: HTTP ${r.status}, not JSON: ${r.body.toString('utf8').slice(0, 200)}`);
-            }
-            if (r.status !== 200 || json?.code !== 200) throw new Error(`/api/fs/copy: HTTP ${r.status}, code ${json?.code}, message ${JSON.stringify(json?.message)}`);
-            const tasks = Array.isArray(json.data?.tasks) ? json.data.tasks : [];
-            if (tasks.length === 0) return r.ms;
-            // Answered with tasks (asynchronous copy): time until the destination is complete.
-            taskNote = `/api/fs/copy answered with ${tasks.length} task(s) instead of copying synchronously; timed until the destination held ${n} files (polled on disk every 20 ms)`;
-            const dst = path.join(filesDir, 'copy-dst', tag, 'tree');
-            while ((await countEntries(dst)) < n) {
-              if (nowMs() - t0 > copyTimeoutMs) throw new Error(`the copy task did not finish within ${copyTimeoutMs / 1000} s`);
-              await sleep(20, signal);
-            }
-            return nowMs() - t0;
+            const r = await atriumCopy(atrium, { src: '/copy-src', dst: `/copy-dst/${tag}`, onDisk: path.join(filesDir, 'copy-dst', tag, 'tree'), n, timeoutMs: copyTimeoutMs, signal });
+            taskNote ??= r.note;
+            return r.ms;
           }
         : undefined,
     },
@@ -1019,6 +1000,86 @@ export const writeBench: BenchModule = {
   run,
 };
 
+/**
+ * `POST /api/fs/copy` of `<src>/tree` into `dst`, timed until it is done: the answer, or (when it
+ * answers with tasks) until `onDisk` holds `n` entries, polled every 20 ms (`note` says so).
+ */
+async function atriumCopy(atrium: Atrium, o: { src: string; dst: string; onDisk: string; n: number; timeoutMs: number; signal: AbortSignal }): Promise<{ ms: number; note?: string }> {
+  const t0 = nowMs();
+  const r = await request(`${atrium.base}/api/fs/copy`, { headers: { authorization: atrium.token }, body: { src_dir: o.src, dst_dir: o.dst, names: ['tree'] }, timeoutMs: o.timeoutMs, signal: o.signal });
+  let json: any;
+  try {
+    json = JSON.parse(r.body.toString('utf8'));
+  } catch {
+    throw new Error(`/api/fs/copy: HTTP ${r.status}, not JSON: ${r.body.toString('utf8').slice(0, 200)}`);
+  }
+  if (r.status !== 200 || json?.code !== 200) throw new Error(`/api/fs/copy: HTTP ${r.status}, code ${json?.code}, message ${JSON.stringify(json?.message)}`);
+  const tasks = Array.isArray(json.data?.tasks) ? json.data.tasks : [];
+  if (tasks.length === 0) return { ms: r.ms };
+  while ((await countEntries(o.onDisk)) < o.n) {
+    if (nowMs() - t0 > o.timeoutMs) throw new Error(`the copy task did not finish within ${o.timeoutMs / 1000} s`);
+    await sleep(20, o.signal);
+  }
+  return { ms: nowMs() - t0, note: `/api/fs/copy answered with ${tasks.length} task(s) instead of copying synchronously; timed until the destination held ${o.n} files (polled on disk every 20 ms)` };
+}
+
+// -----------------------------------------------------------------------------------------------
+// A quota on the writer vs none (issue 41): the big upload's throughput and the copy of the small
+// files' folder, with the admin's own quota (far above what the run writes) set or 0.
+
+async function quotaBenchmarks(ctx: BenchContext, result: AreaResult, P: Params, atrium: Atrium, srcFile: string, filesDir: string): Promise<void> {
+  const { signal } = ctx;
+  const pairs = envInt('BENCH_QUOTA_PAIRS') ?? (ctx.quick ? 3 : 5);
+  const me = (await apiCall<{ id: number; username: string }>(atrium.base, '/api/me', { token: atrium.token, method: 'GET' })).data;
+  const quota = (on: boolean) => ({ id: me.id, username: me.username, quota_bytes: on ? 1e15 : 0, quota_files: on ? 1e12 : 0 });
+  let round = 0;
+  const copyTimeoutMs = Math.max(600_000, P.copyFiles * 100);
+  try {
+    await onOffPairs(ctx, result, {
+      name: 'quota',
+      leaveOn: false,
+      set: async (on) => {
+        await apiCall(atrium.base, '/api/admin/user/update', { token: atrium.token, body: quota(on) });
+      },
+    }, [
+      {
+        name: `upload ${fmtBytes(P.fileSize)} /api/fs/put`,
+        unit: 'MB/s',
+        better: 'higher',
+        target: 0.97,
+        run: async () => {
+          const r = await curlUpload(`${atrium.base}/api/fs/put`, srcFile, { headers: { Authorization: atrium.token, 'File-Path': encodeURIComponent('/quota-bench/big.bin') }, timeoutS: timeoutSFor(P.fileSize), signal });
+          if (r.status !== 200 || !r.body.startsWith('{"code":200')) throw new Error(`/api/fs/put: HTTP ${r.status}: ${r.body.slice(0, 200)}`);
+          return P.fileSize / r.seconds / 1e6;
+        },
+      },
+      {
+        name: `copy of ${P.copyFiles} small files /api/fs/copy`,
+        unit: 'ms',
+        better: 'lower',
+        target: 0.9,
+        run: async () => {
+          const tag = `q${++round}`;
+          const onDisk = path.join(filesDir, 'quota-bench', tag, 'tree');
+          await fs.mkdir(path.dirname(onDisk), { recursive: true });
+          await syncAll();
+          const { ms } = await atriumCopy(atrium, { src: '/copy-src', dst: `/quota-bench/${tag}`, onDisk, n: P.copyFiles, timeoutMs: copyTimeoutMs, signal });
+          const copied = await countEntries(onDisk);
+          if (copied < P.copyFiles) throw new Error(`the copy holds ${copied} of ${P.copyFiles} entries`);
+          // Removed untimed through the server (its usage follows), before the next half.
+          await apiCall(atrium.base, '/api/fs/remove', { token: atrium.token, body: { dir: `/quota-bench/${tag}`, names: ['tree'] }, timeoutMs: copyTimeoutMs });
+          return ms;
+        },
+      },
+    ], pairs);
+  } catch (err) {
+    signal.throwIfAborted();
+    result.errors.push({ benchmark: 'quota on vs off', subject: 'atrium', message: errorText(err) });
+  } finally {
+    await fs.rm(path.join(filesDir, 'quota-bench'), { recursive: true, force: true });
+  }
+}
+
 // -----------------------------------------------------------------------------------------------
 // The audit log on vs off (issue 37): the big upload's throughput, and small uploads per second
 // (one event each: where a per-operation cost would show first)
@@ -1034,11 +1095,12 @@ async function auditBenchmarks(ctx: BenchContext, result: AreaResult, P: Params,
   };
   let round = 0;
   try {
-    await auditPairs(ctx, result, atrium, [
+    await onOffPairs(ctx, result, auditFeature(atrium), [
       {
         name: `upload ${fmtBytes(P.fileSize)} /api/fs/put`,
         unit: 'MB/s',
         better: 'higher',
+        target: 0.95,
         run: async () => {
           const r = await curlUpload(`${atrium.base}/api/fs/put`, srcFile, { headers: { Authorization: atrium.token, 'File-Path': encodeURIComponent('/audit-bench/big.bin') }, timeoutS: timeoutSFor(P.fileSize), signal });
           if (r.status !== 200 || !r.body.startsWith('{"code":200')) throw new Error(`/api/fs/put: HTTP ${r.status}: ${r.body.slice(0, 200)}`);
@@ -1049,6 +1111,7 @@ async function auditBenchmarks(ctx: BenchContext, result: AreaResult, P: Params,
         name: `${small} small uploads (1 KiB, one at a time)`,
         unit: 'ops/s',
         better: 'higher',
+        target: 0.95,
         run: async () => {
           const body = 'x'.repeat(1022);
           const t0 = nowMs();

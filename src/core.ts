@@ -4,6 +4,8 @@ import { Accounts } from './auth/accounts.js';
 import { AuthCache, CachedGroupsRepo, CachedSessionsRepo, CachedUsersRepo } from './auth/auth-cache.js';
 import { LoginLimiter } from './auth/login-limiter.js';
 import { TokenService } from './auth/tokens.js';
+import { AccountSessions } from './auth/account-sessions.js';
+import { AccountMeters } from './view/meters.js';
 import { envAdminPassword } from './config/env.js';
 import type { LoadedConfig } from './config/load.js';
 import { type DbHandle, openDatabase } from './db/index.js';
@@ -140,6 +142,10 @@ export interface Core {
   scan: ManualScan;
   /** OpenList's speed limits (max_*_speed), shared by every transfer. */
   speed: SpeedLimits;
+  /** Each account's limits as they run: rates shared by a user's transfers, transfers in flight (view/meters.ts). */
+  meters: AccountMeters;
+  /** What each user is signed in with (web, SFTP, FTP, app passwords) and `max_sessions`. */
+  sessions: AccountSessions;
   signer: Signer;
   fileTypes: FileTypes;
   names: NameMapping;
@@ -179,6 +185,27 @@ export interface OpenOptions {
   hooks?: HookOptions;
 }
 
+/** The task manager; each task decides every name it writes on its creator's view as it is then (tasks run once the core and its views exist). */
+function openTasks(loaded: LoadedConfig, repos: Repos, settings: Settings, log: Logger, opts: OpenOptions, views: () => Views): TaskManager {
+  const tasks = new TaskManager(repos.tasks, loaded.config.tasks, log, { ...opts.tasks, access: new TaskAccess(views), hostRoots: [loaded.config.temp_dir, loaded.dataDir] });
+  followTaskThreads(settings, tasks);
+  return tasks;
+}
+
+/** Quotas of users and groups, their background scans started. */
+function openQuotas(db: DbHandle, repos: Repos, fs: Fs, log: Logger): Quotas {
+  const quotas = new Quotas(new QuotaUsageRepo(db), fs, log);
+  quotas.start({ withQuota: async () => [...(await repos.users.withQuota()).map(userOwner), ...(await repos.groups.withQuota()).map(groupOwner)] });
+  return quotas;
+}
+
+/** What each user is signed in with, and the tokens of web sign-ins (admitted against max_sessions). */
+function openSessions(config: LoadedConfig['config'], repos: Repos): { sessions: AccountSessions; tokens: TokenService } {
+  const sessions = new AccountSessions(repos.sessions, repos.appPasswords, async (id) => (await repos.users.byId(id))?.username);
+  const tokens = new TokenService(config.jwt_secret, config.token_expires_in, repos.sessions, (user) => sessions.admit(user));
+  return { sessions, tokens };
+}
+
 export function openCore(loaded: LoadedConfig, opts: OpenOptions = {}): Core {
   const { config, dataDir } = loaded;
   const log = opts.log ?? createLogger(config, { quiet: opts.quiet });
@@ -188,7 +215,7 @@ export function openCore(loaded: LoadedConfig, opts: OpenOptions = {}): Core {
   const taskWorkers = Object.fromEntries(TASK_KIND_NAMES.map((kind) => [kind, config.tasks[TASK_KINDS[kind]].workers]));
   const settings = new Settings(repos.settings, () => builtinSettings({ taskWorkers }));
   const limiter = new LoginLimiter();
-  const tokens = new TokenService(config.jwt_secret, config.token_expires_in, repos.sessions);
+  const { sessions, tokens } = openSessions(config, repos);
   const appPasswords = new AppPasswords(repos.appPasswords);
   const events = new OpEvents();
   const sso = new SsoService(settings, repos.users, repos.ssoFlows);
@@ -213,11 +240,9 @@ export function openCore(loaded: LoadedConfig, opts: OpenOptions = {}): Core {
   const listingCache = new ListingCache();
   const fs = new Fs(storages, listingCache);
   const metas = new Metas(repos.metas, repos.groups);
-  // Each task decides every name it writes on its creator's view as it is then; tasks run once the core (and its views) exist.
-  const taskAccess = new TaskAccess(() => views);
-  const tasks = new TaskManager(repos.tasks, config.tasks, log, { ...opts.tasks, access: taskAccess, hostRoots: [config.temp_dir, dataDir] });
-  followTaskThreads(settings, tasks);
+  const tasks = openTasks(loaded, repos, settings, log, opts, () => views);
   const speed = new SpeedLimits(settings);
+  const meters = new AccountMeters((id) => repos.users.byId(id));
   const trash = new TrashBin(new TrashRepo(db), storages, log);
   const writer = new FsWriter(fs, tasks, links, speed, trash);
   const search = new SearchService({ repo: repos.searchNodes, settings, fs, changes: writer.changes, metas, metasRepo: repos.metas, fileTypes, log });
@@ -230,10 +255,9 @@ export function openCore(loaded: LoadedConfig, opts: OpenOptions = {}): Core {
   const thumbs = new Thumbs({ fs, settings, links, fileType: (name) => fileTypes.ofName(name), dir: path.join(dataDir, 'thumbs'), log });
   const metrics = new Metrics(tasks, listingCache, () => db.queries(), () => ({ ...thumbs.stats, waiting: thumbs.waiting }));
   const locks = new FileLocks(new DavLocksRepo(db), config.redis.url !== '');
-  const quotas = new Quotas(new QuotaUsageRepo(db), fs, log);
-  quotas.start({ withQuota: async () => [...(await repos.users.withQuota()).map(userOwner), ...(await repos.groups.withQuota()).map(groupOwner)] });
-  const views = new Views({ fs, writer, metas, settings, links, archives, locks, trash, events, signer, log, thumbs, quotas, repos: { users: repos.users } });
-  const shares = new Shares({ fs, writer, metas, settings, links, archives, locks, trash, events, signer, log, thumbs, quotas, repos: { users: repos.users }, views, limiter, cluster }, repos.shares, shareStreams);
+  const quotas = openQuotas(db, repos, fs, log);
+  const views = new Views({ fs, writer, metas, settings, links, archives, locks, trash, events, signer, log, thumbs, quotas, meters, repos: { users: repos.users } });
+  const shares = new Shares({ fs, writer, metas, settings, links, archives, locks, trash, events, signer, log, thumbs, quotas, meters, repos: { users: repos.users }, views, limiter, cluster }, repos.shares, shareStreams);
   const core: Core = {
     dataDir,
     config,
@@ -260,6 +284,8 @@ export function openCore(loaded: LoadedConfig, opts: OpenOptions = {}): Core {
     search,
     scan: new ManualScan(fs, log),
     speed,
+    meters,
+    sessions,
     signer,
     fileTypes,
     names: new NameMapping(settings),

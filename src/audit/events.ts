@@ -48,6 +48,8 @@ export const EVENT_OPS = [
   'hook_create',
   'hook_update',
   'hook_delete',
+  // a session ended by its user or an admin (GET /api/me/sessions)
+  'session_end',
 ] as const;
 
 export type EventOp = (typeof EVENT_OPS)[number];

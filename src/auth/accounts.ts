@@ -1,3 +1,4 @@
+import { checkedLimits, effectiveLimits, type LimitFields, limitsJson } from './limits.js';
 import type { Settings } from '../settings/service.js';
 import type { SshKeysRepo } from '../db/user-keys.js';
 import type { AppPasswords } from './app-passwords.js';
@@ -56,12 +57,15 @@ export function userJson(u: User, withOtp = false) {
     roots: (u.roots ?? []).map((r) => ({ path: r.path, name: r.name })),
     quota_bytes: u.quotaBytes ?? 0,
     quota_files: u.quotaFiles ?? 0,
+    ...limitsJson(u.limits),
+    // Atrium's own, read-only: the limits that apply with the groups' (the smallest non-zero).
+    effective_limits: limitsJson(effectiveLimits(u)),
   };
   if (withOtp) json.otp = u.otpSecret !== '';
   return json;
 }
 
-export interface UserInput {
+export interface UserInput extends LimitFields {
   id?: number;
   username: string;
   password?: string;
@@ -441,6 +445,7 @@ export class Accounts {
       roots: tree.roots,
       quotaBytes: checkQuota('quota_bytes', input.quota_bytes ?? 0),
       quotaFiles: checkQuota('quota_files', input.quota_files ?? 0),
+      limits: checkedLimits(input, undefined),
     });
     if (tree.groups.length > 0) await this.users.setGroups(id, tree.groups.map((g) => g.id));
     return id;
@@ -482,6 +487,7 @@ export class Accounts {
       roots: tree.roots,
       quotaBytes: checkQuota('quota_bytes', input.quota_bytes ?? old.quotaBytes ?? 0),
       quotaFiles: checkQuota('quota_files', input.quota_files ?? old.quotaFiles ?? 0),
+      limits: checkedLimits(input, old.limits),
       username,
       basePath: cleanPath(input.base_path ?? old.basePath),
       permission: input.permission ?? old.permission,

@@ -5,12 +5,13 @@ import type { UsersRepo } from '../db/users.js';
 import { BadRequest, NotFound } from '../errors.js';
 import type { Actor } from './accounts.js';
 import { ALL_PERMISSIONS } from './permissions.js';
+import { checkedLimits, type LimitFields, limitsJson } from './limits.js';
 import { checkQuota, checkRoots, checkTree } from './roots.js';
 
 const MAX_GROUP_NAME = 255;
 
 /** What a create or update of a group asks for (the wire's group object). */
-export interface GroupInput {
+export interface GroupInput extends LimitFields {
   id?: number;
   name: string;
   permission?: number;
@@ -21,7 +22,7 @@ export interface GroupInput {
 
 /** The group object of the wire. */
 export function groupJson(g: Group) {
-  return { id: g.id, name: g.name, permission: g.permission, roots: g.roots.map((r) => ({ path: r.path, name: r.name })), quota_bytes: g.quotaBytes, quota_files: g.quotaFiles };
+  return { id: g.id, name: g.name, permission: g.permission, roots: g.roots.map((r) => ({ path: r.path, name: r.name })), quota_bytes: g.quotaBytes, quota_files: g.quotaFiles, ...limitsJson(g.limits) };
 }
 
 /**
@@ -66,6 +67,7 @@ export class Groups {
       roots: input.roots === undefined ? (old?.roots ?? []) : checkRoots(input.roots),
       quotaBytes: checkQuota('quota_bytes', input.quota_bytes ?? old?.quotaBytes ?? 0),
       quotaFiles: checkQuota('quota_files', input.quota_files ?? old?.quotaFiles ?? 0),
+      limits: checkedLimits(input, old?.limits),
     };
   }
 

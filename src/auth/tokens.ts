@@ -36,6 +36,8 @@ export class TokenService {
     secret: string,
     private readonly lifetimeHours: number,
     private readonly sessions: SessionsRepo,
+    /** Refuses a new session beyond the account's `max_sessions` (auth/account-sessions.ts). */
+    private readonly admit: (user: User) => Promise<void> = async () => undefined,
   ) {
     this.key = crypto.subtle.importKey('raw', new TextEncoder().encode(secret), { name: 'HMAC', hash: 'SHA-256' }, false, ['sign', 'verify']);
     // An import that fails is seen by the first sign or verify.
@@ -70,6 +72,7 @@ export class TokenService {
   }
 
   async issue(user: User, meta: { ip: string; userAgent: string }): Promise<string> {
+    await this.admit(user);
     const now = Date.now();
     const sessionId = randomBytes(18).toString('base64url');
     const expiresAt = now + this.lifetimeHours * 3600_000;

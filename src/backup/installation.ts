@@ -11,7 +11,8 @@ import { credentialHash } from '../auth/passkeys.js';
 import type { Core } from '../core.js';
 import { ROLE_ADMIN, ROLE_GENERAL, ROLE_GUEST, type User } from '../db/users.js';
 import type { Meta } from '../db/metas.js';
-import type { Group } from '../db/groups.js';
+import { type Group, NO_LIMITS } from '../db/groups.js';
+import { checkedLimits, limitsJson } from '../auth/limits.js';
 import { checkRoots, checkTree } from '../auth/roots.js';
 import { BadRequest } from '../errors.js';
 import { isoTime } from '../fs/objects.js';
@@ -44,6 +45,10 @@ const userEntry = z.object({
   groups: z.array(z.string()).max(1000).optional(),
   quota_bytes: z.number().int().min(0).optional(),
   quota_files: z.number().int().min(0).optional(),
+  upload_rate: z.number().int().min(0).optional(),
+  download_rate: z.number().int().min(0).optional(),
+  max_transfers: z.number().int().min(0).optional(),
+  max_sessions: z.number().int().min(0).optional(),
 });
 
 const groupEntry = z.object({
@@ -52,6 +57,10 @@ const groupEntry = z.object({
   roots: z.array(z.object({ path: z.string(), name: z.string() })).max(64).default([]),
   quota_bytes: z.number().int().min(0).default(0),
   quota_files: z.number().int().min(0).default(0),
+  upload_rate: z.number().int().min(0).optional(),
+  download_rate: z.number().int().min(0).optional(),
+  max_transfers: z.number().int().min(0).optional(),
+  max_sessions: z.number().int().min(0).optional(),
 });
 
 const metaEntry = z.object({
@@ -165,7 +174,7 @@ export async function exportInstallation(core: Core): Promise<Record<string, unk
       authn: u.authn,
       groups: (u.groups ?? []).map((g) => g.name),
     })),
-    groups: groups.map((g) => ({ name: g.name, permission: g.permission, roots: g.roots, quota_bytes: g.quotaBytes, quota_files: g.quotaFiles })),
+    groups: groups.map((g) => ({ name: g.name, permission: g.permission, roots: g.roots, quota_bytes: g.quotaBytes, quota_files: g.quotaFiles, ...limitsJson(g.limits) })),
     storages: (await core.repos.storages.all()).map((s) => ({ ...s, modified: isoTime(s.modified) })),
     metas: metasOut(await core.repos.metas.all(), groups),
     ssh_keys: sshKeys,
@@ -290,6 +299,7 @@ async function importUsers(core: Core, file: ParsedBackup, report: ImportReport)
       allowLdap: u.allow_ldap,
       ...(u.quota_bytes === undefined ? {} : { quotaBytes: u.quota_bytes }),
       ...(u.quota_files === undefined ? {} : { quotaFiles: u.quota_files }),
+      limits: checkedLimits(u, existing?.limits),
     };
     if (existing) {
       const next: User = { ...existing, ...fields };
@@ -315,14 +325,14 @@ function checkTrees(file: ParsedBackup): void {
   const groups = new Map<string, Group>();
   file.groups.forEach((g, i) => {
     try {
-      groups.set(g.name, { id: -1 - i, name: g.name, permission: g.permission, roots: checkRoots(g.roots), quotaBytes: g.quota_bytes, quotaFiles: g.quota_files });
+      groups.set(g.name, { id: -1 - i, name: g.name, permission: g.permission, roots: checkRoots(g.roots), quotaBytes: g.quota_bytes, quotaFiles: g.quota_files, limits: NO_LIMITS });
     } catch (err) {
       throw new BadRequest(`groups[${i}] (${g.name}): ${(err as Error).message}`);
     }
   });
   file.users.forEach((u, i) => {
     try {
-      const mine = (u.groups ?? []).map((n) => groups.get(n) ?? { id: 0, name: n, permission: 0, roots: [], quotaBytes: 0, quotaFiles: 0 });
+      const mine = (u.groups ?? []).map((n) => groups.get(n) ?? { id: 0, name: n, permission: 0, roots: [], quotaBytes: 0, quotaFiles: 0, limits: NO_LIMITS });
       checkTree(u.username, { roots: checkRoots(u.roots ?? []), groups: mine });
     } catch (err) {
       throw new BadRequest(`users[${i}] (${u.username}): ${(err as Error).message}`);
@@ -334,7 +344,7 @@ function checkTrees(file: ParsedBackup): void {
 async function importGroups(core: Core, file: ParsedBackup, report: ImportReport): Promise<void> {
   for (const g of file.groups) {
     const existing = await core.repos.groups.byName(g.name);
-    const fields = { name: g.name, permission: g.permission, roots: checkRoots(g.roots), quotaBytes: g.quota_bytes, quotaFiles: g.quota_files };
+    const fields = { name: g.name, permission: g.permission, roots: checkRoots(g.roots), quotaBytes: g.quota_bytes, quotaFiles: g.quota_files, limits: checkedLimits(g, existing?.limits) };
     if (existing) {
       await core.repos.groups.update({ ...existing, ...fields });
       report.groups.updated++;

@@ -8,6 +8,30 @@ export interface RootSpec {
   name: string;
 }
 
+/**
+ * Limits of an account (migration 31; 0 means none): upload and download rate in bytes per second
+ * shared by all of one user's transfers, concurrent transfers, concurrent sessions. A user's
+ * effective limit is the smallest non-zero one of their own and their groups' (view/limits.ts).
+ */
+export interface AccountLimits {
+  uploadRate: number;
+  downloadRate: number;
+  maxTransfers: number;
+  maxSessions: number;
+}
+
+export const NO_LIMITS: AccountLimits = { uploadRate: 0, downloadRate: 0, maxTransfers: 0, maxSessions: 0 };
+
+/** The limits of a users or access_groups row. */
+export function limitsOf(r: { upload_rate?: number | null; download_rate?: number | null; max_transfers?: number | null; max_sessions?: number | null }): AccountLimits {
+  return { uploadRate: Number(r.upload_rate ?? 0), downloadRate: Number(r.download_rate ?? 0), maxTransfers: Number(r.max_transfers ?? 0), maxSessions: Number(r.max_sessions ?? 0) };
+}
+
+/** The columns of `limits`. */
+export function limitColumns(l: AccountLimits) {
+  return { upload_rate: l.uploadRate, download_rate: l.downloadRate, max_transfers: l.maxTransfers, max_sessions: l.maxSessions };
+}
+
 /** A group of users (migration 26): the bits and roots each member gains. */
 export interface Group {
   id: number;
@@ -17,6 +41,7 @@ export interface Group {
   /** Bytes and files its members' writes into its roots may use together (0: no quota). */
   quotaBytes: number;
   quotaFiles: number;
+  limits: AccountLimits;
 }
 
 export type NewGroup = Omit<Group, 'id'>;
@@ -37,10 +62,10 @@ export function parseRoots(text: string | null | undefined): RootSpec[] {
 }
 
 function fromRow(r: Selectable<AccessGroupsTable>): Group {
-  return { id: Number(r.id), name: r.name, permission: Number(r.permission), roots: parseRoots(r.roots), quotaBytes: Number(r.quota_bytes ?? 0), quotaFiles: Number(r.quota_files ?? 0) };
+  return { id: Number(r.id), name: r.name, permission: Number(r.permission), roots: parseRoots(r.roots), quotaBytes: Number(r.quota_bytes ?? 0), quotaFiles: Number(r.quota_files ?? 0), limits: limitsOf(r) };
 }
 
-const toRow = (g: NewGroup) => ({ name: g.name, permission: g.permission, roots: JSON.stringify(g.roots), quota_bytes: g.quotaBytes, quota_files: g.quotaFiles });
+const toRow = (g: NewGroup) => ({ name: g.name, permission: g.permission, roots: JSON.stringify(g.roots), quota_bytes: g.quotaBytes, quota_files: g.quotaFiles, ...limitColumns(g.limits) });
 
 /** Groups (`access_groups`) and who belongs to them (`group_members`). */
 export class GroupsRepo {

@@ -629,6 +629,17 @@ export const MIGRATIONS: Migration[] = [
     },
   },
   {
+    version: 31,
+    name: 'per-account limits: upload_rate, download_rate (bytes/s), max_transfers, max_sessions of users and groups',
+    async up(ctx) {
+      for (const t of ['users', 'access_groups']) {
+        for (const c of ['upload_rate', 'download_rate', 'max_transfers', 'max_sessions']) {
+          await ctx.db.schema.alterTable(t).addColumn(c, 'bigint', (col) => col.notNull().defaultTo(0)).execute();
+        }
+      }
+    },
+  },
+  {
     version: 32,
     name: 'group path rules: meta.group_id (0: everyone), unique by path and group',
     async up(ctx) {

@@ -25,6 +25,11 @@ export interface UsersTable {
   /** Quotas of the user's own root (migration 27; 0: none). */
   quota_bytes: Generated<number>;
   quota_files: Generated<number>;
+  /** Per-account limits (migration 31; 0: none): bytes/s, concurrent transfers, concurrent sessions. */
+  upload_rate: Generated<number>;
+  download_rate: Generated<number>;
+  max_transfers: Generated<number>;
+  max_sessions: Generated<number>;
 }
 
 export interface SessionsTable {
@@ -422,6 +427,11 @@ export interface AccessGroupsTable {
   /** Quotas its members' writes into its roots share (migration 27; 0: none). */
   quota_bytes: Generated<number>;
   quota_files: Generated<number>;
+  /** Limits each member gets (migration 31; 0: none; the smallest of a user's and groups' applies). */
+  upload_rate: Generated<number>;
+  download_rate: Generated<number>;
+  max_transfers: Generated<number>;
+  max_sessions: Generated<number>;
 }
 
 /** What a quota's owner uses (migration 27): kept as writes happen, set again by a scan. */

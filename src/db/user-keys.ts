@@ -122,6 +122,11 @@ export class UserKeysRepo<K extends UserKey> {
     return { keys: (await q.execute()).map((r) => this.from(r)), total: Number(count.n) };
   }
 
+  /** Every user's keys that were used at least once, last used first (at most 10 000). */
+  async used(): Promise<K[]> {
+    return (await this.rows().where('last_used_time', '>', 0).orderBy('last_used_time', 'desc').limit(10_000).execute()).map((r) => this.from(r));
+  }
+
   async byId(id: number): Promise<K | undefined> {
     const r = await this.rows().where('id', '=', id).executeTakeFirst();
     return r && this.from(r);

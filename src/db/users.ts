@@ -1,6 +1,6 @@
 import type { Selectable } from 'kysely';
 import { type DbHandle, bit, bool, insertReturningId } from './index.js';
-import { type Group, GroupsRepo, parseRoots, type RootSpec } from './groups.js';
+import { type AccountLimits, type Group, GroupsRepo, limitColumns, limitsOf, NO_LIMITS, parseRoots, type RootSpec } from './groups.js';
 import type { UsersTable } from './schema.js';
 
 export const ROLE_GENERAL = 0;
@@ -29,6 +29,8 @@ export interface User {
   /** Bytes and files the user's own root may hold (0: no quota). */
   quotaBytes?: number;
   quotaFiles?: number;
+  /** The user's own limits (rates, transfers, sessions; 0: none). */
+  limits?: AccountLimits;
   /** The groups the user belongs to, as they are now (read with the user; a synthetic principal has none). */
   groups?: Group[];
 }
@@ -54,6 +56,7 @@ function fromRow(r: Selectable<UsersTable>): User {
     roots: parseRoots(r.roots),
     quotaBytes: Number(r.quota_bytes ?? 0),
     quotaFiles: Number(r.quota_files ?? 0),
+    limits: limitsOf(r),
     groups: [],
   };
 }
@@ -76,6 +79,7 @@ function toRow(u: NewUser) {
     roots: JSON.stringify(u.roots ?? []),
     quota_bytes: u.quotaBytes ?? 0,
     quota_files: u.quotaFiles ?? 0,
+    ...limitColumns(u.limits ?? NO_LIMITS),
   };
 }
 

@@ -5,7 +5,7 @@ import type { Core } from '../core.js';
 import type { Link } from '../drivers/types.js';
 import { Unsupported } from '../errors.js';
 import type { Mounted } from '../fs/storages.js';
-import { throttled } from '../net/speed-limit.js';
+import { type Throttle, throttled } from '../net/speed-limit.js';
 import { sendFile } from './send-file.js';
 
 /** Hop-by-hop headers, never forwarded either way. */
@@ -16,11 +16,24 @@ const HOP_BY_HOP = new Set(['host', 'connection', 'keep-alive', 'transfer-encodi
  */
 const NOT_FORWARDED = new Set(['accept-encoding']);
 
+/** What a front knows of a transfer it proxies: the view's transfer-done and the account's download rate. */
+export interface ProxiedTransfer {
+  /** Called once with the bytes that went out. */
+  sent: TransferDone;
+  /** The principal's download rate (view/meters.ts), besides the global limits. */
+  pace?: Throttle;
+  /** Ends the principal's transfer (max_transfers) once the answer is over, however it went. */
+  release?: () => void;
+}
+
 /**
  * Streams a driver's link to the client: a local file with ranges and validators, or a URL
- * proxied. `sent` (the view's transfer-done) is called once with the bytes that went out.
+ * proxied, paced by the global limits and the principal's own rate.
  */
-export async function proxy(core: Core, req: FastifyRequest, reply: FastifyReply, link: Link, name: string, hash: Record<string, string> | undefined, storage: Mounted, etag?: string, sent?: TransferDone) {
+export async function proxy(core: Core, req: FastifyRequest, reply: FastifyReply, link: Link, name: string, hash: Record<string, string> | undefined, storage: Mounted, etag?: string, transfer?: ProxiedTransfer) {
+  const sent = transfer?.sent;
+  if (transfer?.release) reply.raw.once('close', transfer.release);
+  const paces = [core.speed.serverDownload, core.speed.clientDownload, ...(transfer?.pace ? [transfer.pace] : [])];
   if (link.file) {
     const file = link.file;
     const strongest = hash?.sha256 ?? hash?.sha1 ?? hash?.md5;
@@ -32,8 +45,8 @@ export async function proxy(core: Core, req: FastifyRequest, reply: FastifyReply
       contentType: link.contentType,
       // Bytes read from the storage and sent to the client pass both limits; with neither
       // set, a local file is read directly.
-      open: async (start, end) => throttled(await file.open(start, end), core.speed.serverDownload, core.speed.clientDownload),
-      localPath: core.speed.serverDownload.limited || core.speed.clientDownload.limited ? undefined : file.path,
+      open: async (start, end) => throttled(await file.open(start, end), ...paces),
+      localPath: paces.some((t) => t.limited) ? undefined : file.path,
     }, { onSent: sent });
   }
   if (!link.url) throw new Unsupported(`storage ${storage.row.mount_path} gave no way to read ${name}`);
@@ -60,7 +73,7 @@ export async function proxy(core: Core, req: FastifyRequest, reply: FastifyReply
     return reply.raw.end();
   }
   let bytes = 0;
-  const body = throttled(upstream, core.speed.serverDownload, core.speed.clientDownload);
+  const body = throttled(upstream, ...paces);
   if (sent) body.on('data', (chunk: Buffer) => (bytes += chunk.length));
   try {
     await pipeline(body, reply.raw);

@@ -52,12 +52,15 @@ export class SessionPrincipal {
     user: User,
     opts: ViewOptions,
     private readonly credential?: Credential,
+    /** Called at every operation (the session's last activity, GET /api/me/sessions). */
+    private readonly onActive?: () => void,
   ) {
     this.live = core.views.live(user, opts, { pwdTs: true, admit: (u) => (mayConnect(u) ? undefined : MSG_NO_FTP) });
   }
 
   async view(): Promise<View> {
     if (this.ended) throw this.ended;
+    this.onActive?.();
     try {
       const view = await this.live.now();
       await this.checkCredential();

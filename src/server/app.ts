@@ -37,6 +37,7 @@ import { shareRoutes } from './routes/shares.js';
 import { sshKeyRoutes } from './routes/ssh-keys.js';
 import { s3KeyRoutes } from './routes/s3-keys.js';
 import { appPasswordRoutes } from './routes/app-passwords.js';
+import { sessionRoutes } from './routes/sessions.js';
 import { passkeyRoutes } from './routes/passkeys.js';
 import { taskRoutes } from './routes/tasks.js';
 import { instrumentRequests, metricsRoutes } from './routes/metrics.js';
@@ -179,6 +180,7 @@ async function routes(app: FastifyInstance, core: Core): Promise<void> {
   sshKeyRoutes(app, core);
   s3KeyRoutes(app, core);
   appPasswordRoutes(app, core);
+  sessionRoutes(app, core);
   passkeyRoutes(app, core);
   fsReadRoutes(app, core);
   archiveDownloadRoutes(app, core);

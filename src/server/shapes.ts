@@ -40,6 +40,14 @@ export const listShape = z.object({
 /** One file or folder with its link (`/api/fs/get`). */
 export const getShape = objShape.extend({ raw_url: z.string(), readme: z.string(), header: z.string(), provider: z.string(), related: z.array(objShape).nullable() });
 
+/** An account's limits (docs/access-and-security.md, limits; 0: none): bytes/s, concurrent transfers and sessions. */
+export const limitsShape = z.object({
+  upload_rate: z.number().int(),
+  download_rate: z.number().int(),
+  max_transfers: z.number().int(),
+  max_sessions: z.number().int(),
+});
+
 export const userShape = z.object({
   id: z.number().int(),
   username: z.string(),
@@ -59,6 +67,9 @@ export const userShape = z.object({
   /** Bytes and files the user's own root may hold (0: none). */
   quota_bytes: z.number().int(),
   quota_files: z.number().int(),
+  ...limitsShape.shape,
+  /** Read-only: the limits that apply with the groups' (the smallest non-zero of each). */
+  effective_limits: limitsShape,
   /** `/api/me` only: what the user's own root holds now (docs/access-and-security.md, quotas). */
   used_bytes: z.number().int().optional(),
   used_files: z.number().int().optional(),
@@ -76,6 +87,7 @@ export const groupShape = z.object({
   roots: z.array(rootShape),
   quota_bytes: z.number().int(),
   quota_files: z.number().int(),
+  ...limitsShape.shape,
 });
 
 export const storageShape = z.object({
@@ -235,3 +247,17 @@ export const archiveTreeShape = archiveObjShape.extend({
 
 /** An archive's comment and tree (`/api/fs/archive/meta`). */
 export const archiveMetaShape = z.object({ comment: z.string(), encrypted: z.boolean(), content: z.array(archiveTreeShape), raw_url: z.string(), sign: z.string() });
+
+/** A session as listed (auth/account-sessions.ts): AlistGo's fields and Atrium's kind, times and `current`. */
+export const sessionShape = z.object({
+  session_id: z.string(),
+  user_id: z.number().int(),
+  username: z.string(),
+  kind: z.enum(['web', 'sftp', 'ftp', 'app_password']),
+  ip: z.string(),
+  ua: z.string(),
+  created_at: z.number().int(),
+  last_active: z.number().int(),
+  status: z.number().int(),
+  current: z.boolean(),
+});

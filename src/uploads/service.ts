@@ -331,8 +331,11 @@ export class Uploads {
       const start = index * row.chunk_size;
       const expected = Math.min(row.chunk_size, row.size - start);
       if (declared !== undefined && declared !== expected) throw new BadRequest(`chunk ${index} must be ${expected} bytes, not ${declared}`);
-      taken = true;
-      return await this.storeChunk(row, index, start, expected, body, ahead);
+      // The chunk is one of the account's transfers, paced by its upload rate (view/meters.ts).
+      return await view.receive(body, (paced) => {
+        taken = true;
+        return this.storeChunk(row, index, start, expected, paced, ahead);
+      });
     } finally {
       if (!taken) closeAhead(ahead);
     }
@@ -389,6 +392,11 @@ export class Uploads {
    * gets 409); a body cut short keeps what arrived unless a checksum was given.
    */
   async append(view: View, row: UploadRow, offset: number, body: Readable, opts: { checksum?: { algorithm: string; digest: string }; declared?: number } = {}): Promise<UploadRow> {
+    // The PATCH is one of the account's transfers, paced by its upload rate (view/meters.ts).
+    return view.receive(body, (paced) => this.appendNow(view, row, offset, paced, opts));
+  }
+
+  private async appendNow(view: View, row: UploadRow, offset: number, body: Readable, opts: { checksum?: { algorithm: string; digest: string }; declared?: number }): Promise<UploadRow> {
     const { checksum, declared } = opts;
     this.requireReceiving(row);
     decideTarget(view, originOf(row));

@@ -11,6 +11,7 @@ import type { LinkFetcher } from '../net/link-fetch.js';
 import type { Settings } from '../settings/service.js';
 import type { Thumbs } from '../thumbs/service.js';
 import type { PrincipalSource } from './live.js';
+import type { AccountMeters } from './meters.js';
 import type { Quotas } from './quota.js';
 
 /**
@@ -33,5 +34,7 @@ export interface ViewDeps {
   thumbs: Thumbs;
   /** Quotas of users and groups, decided before a write's bytes are stored. */
   quotas: Quotas;
+  /** Each account's rates and transfers in flight (max_transfers), shared by every front. */
+  meters: AccountMeters;
   repos: { users: PrincipalSource };
 }

@@ -57,6 +57,6 @@ function sameAccount(a: User, b: User): boolean {
   return a.basePath === b.basePath && a.permission === b.permission && a.role === b.role && a.username === b.username && treeKey(a) === treeKey(b);
 }
 
-/** The user's roots, quotas and groups (bits, roots, quotas), which the view's tree, rights and quotas are made of. */
+/** The user's roots, quotas, limits and groups (bits, roots, quotas, limits), which the view's tree, rights and quotas are made of. */
 const treeKey = (u: User): string =>
-  JSON.stringify([u.roots ?? [], u.quotaBytes ?? 0, u.quotaFiles ?? 0, (u.groups ?? []).map((g) => [g.id, g.permission, g.roots, g.quotaBytes, g.quotaFiles])]);
+  JSON.stringify([u.roots ?? [], u.quotaBytes ?? 0, u.quotaFiles ?? 0, u.limits, (u.groups ?? []).map((g) => [g.id, g.permission, g.roots, g.quotaBytes, g.quotaFiles, g.limits])]);

@@ -22,6 +22,8 @@ import type { EventFront, EventOrigin } from '../audit/events.js';
 import { countBytes, Recorder, type TransferDone } from '../audit/record.js';
 import type { Deleter, RestorePolicy } from '../fs/trash.js';
 import type { TrashEntry } from '../db/trash.js';
+import type { Throttle } from '../net/speed-limit.js';
+import type { Meter } from './meters.js';
 
 export const MSG_NO_ACCESS = 'password is incorrect or you have no permission';
 export const MSG_DENIED = 'permission denied';
@@ -76,6 +78,9 @@ export interface ViewOptions {
    */
   origin?: EventOrigin;
 }
+
+/** Fronts whose work is no client's transfer: not counted against an account's rates and max_transfers. */
+const UNMETERED: ReadonlySet<string> = new Set(['task', 'cli']);
 
 /** The setting that adds listings to the operation events (off: listings are not recorded). */
 export const AUDIT_LISTINGS_SETTING = 'audit_log_listings';
@@ -132,6 +137,35 @@ export class View {
     const defaultFront: EventFront = typeof opts.front === 'string' ? opts.front : 'api';
     this.rec = new Recorder(core.events, user.username, opts.origin ?? { front: defaultFront });
     this.front = opts.origin?.front ?? defaultFront;
+  }
+
+  /**
+   * This principal's meter (its account's rates and transfers in flight, view/meters.ts); a
+   * task's, the system's and the command line's work is not a client's transfer and is not metered.
+   */
+  private meter(): Meter | undefined {
+    return UNMETERED.has(this.front) ? undefined : this.core.meters.of(this.user);
+  }
+
+  /**
+   * A client's transfer of `p` begins: refused beyond max_transfers (recorded). `sent` records its
+   * end and ends it; `release` only ends it (once, whichever comes first: a front calls it when its
+   * answer is over however it went, a HEAD or a failure that records nothing included).
+   */
+  private beginTransfer(p: string, meter = this.meter()): { sent: TransferDone; release: () => void } {
+    const recorded = this.rec.transfer(p);
+    let release: () => void;
+    try {
+      release = meter?.begin() ?? (() => undefined);
+    } catch (err) {
+      recorded(0, err);
+      throw err;
+    }
+    const sent: TransferDone = (bytes, err) => {
+      release();
+      recorded(bytes, err);
+    };
+    return { sent, release };
   }
 
   /** Who a task started here runs as: this principal and the folder passwords it presented (each name is decided again on its live view). */
@@ -338,10 +372,11 @@ export class View {
    * `sent`, which the front calls once when its transfer ends with the bytes it sent (one
    * `download` event per transfer). A refused or failed lookup is recorded at once.
    */
-  async download(p: string, args: LinkArgs): Promise<{ link: Link; obj: Obj; storage: Mounted; sent: TransferDone }> {
-    const sent = this.rec.transfer(p);
+  async download(p: string, args: LinkArgs): Promise<{ link: Link; obj: Obj; storage: Mounted; sent: TransferDone; release: () => void; pace?: Throttle }> {
+    const meter = this.meter();
+    const { sent, release } = this.beginTransfer(p, meter);
     try {
-      return { ...(await this.link(p, args)), sent };
+      return { ...(await this.link(p, args)), sent, release, pace: meter?.throttle('down') };
     } catch (err) {
       sent(0, err);
       throw err;
@@ -370,13 +405,20 @@ export class View {
    * the local file holding its bytes when the storage serves it from one (Local), for positional
    * reads of one open file.
    */
-  async readable(p: string): Promise<{ obj: Obj; localPath?: string; sent: TransferDone }> {
-    const sent = this.rec.transfer(p);
+  async readable(p: string): Promise<{ obj: Obj; localPath?: string; open: (start: number) => Promise<Readable>; sent: TransferDone }> {
+    const meter = this.meter();
+    const { sent } = this.beginTransfer(p, meter);
     try {
       const obj = await this.stat(p);
       if (obj.isDir) throw new BadRequest('is a folder');
       const { link } = await this.core.fs.link(p, {});
-      return { obj, localPath: link.file?.path, sent };
+      // Positional reads of the local file pass no throttle: with a download rate, streams only.
+      const localPath = meter?.limited('down') ? undefined : link.file?.path;
+      const open = async (start: number) => {
+        const { stream } = await this.openReadNow(p, start);
+        return meter ? meter.paced(stream, 'down') : stream;
+      };
+      return { obj, localPath, open, sent };
     } catch (err) {
       sent(0, err);
       throw err;
@@ -390,10 +432,11 @@ export class View {
    */
   async openRead(p: string, start = 0, opts: { recorded?: boolean } = {}): Promise<{ stream: Readable; size: number; obj: Obj }> {
     if (opts.recorded === false) return this.openReadNow(p, start);
-    const sent = this.rec.transfer(p);
+    const meter = this.meter();
+    const { sent } = this.beginTransfer(p, meter);
     try {
       const r = await this.openReadNow(p, start);
-      return { ...r, stream: countBytes(r.stream, sent) };
+      return { ...r, stream: countBytes(meter ? (meter.paced(r.stream, 'down') as Readable) : r.stream, sent) };
     } catch (err) {
       sent(0, err);
       throw err;
@@ -528,6 +571,16 @@ export class View {
   /** Stores a stream at `p`; its `upload` event carries the declared size, or the bytes counted when none was declared. */
   /** `known`: what the caller's listing found at `p` (FsWriter's PutOptions.known: a sync run). */
   async put(p: string, up: UploadStream, overwrite: boolean, known?: 'file' | 'none'): Promise<void> {
+    const meter = this.meter();
+    const release = meter?.begin();
+    try {
+      await this.putNow(p, meter ? { ...up, stream: meter.paced(up.stream, 'up') as Readable } : up, overwrite, known);
+    } finally {
+      release?.();
+    }
+  }
+
+  private async putNow(p: string, up: UploadStream, overwrite: boolean, known?: 'file' | 'none'): Promise<void> {
     let counted = 0;
     const body = up.size >= 0 ? up : { ...up, stream: countBytes(up.stream, (n) => (counted = n)) };
     await this.rec.run('upload', p, async () => {
@@ -655,6 +708,37 @@ export class View {
     if (existing?.isDir) throw new BadRequest('is a folder');
     if (existing && !overwrite) throw new Exists('file exists');
     return existing;
+  }
+
+  /**
+   * A client's upload body that is not a put (a chunk, a tus PATCH, an FTP or SFTP partial):
+   * holds a transfer of the account's max_transfers while `run` stores it, paced by its upload
+   * rate. Refused (TooManyRequests) before a byte is read when the account runs its maximum.
+   */
+  async receive<T>(body: Readable, run: (paced: Readable) => Promise<T>): Promise<T> {
+    const meter = this.meter();
+    const release = meter?.begin();
+    try {
+      return await run(meter ? (meter.paced(body, 'up') as Readable) : body);
+    } finally {
+      release?.();
+    }
+  }
+
+  /** Holds one of the account's max_transfers for an upload written piece by piece (an SFTP handle); the answer releases it, once. */
+  holdTransfer(): () => void {
+    return this.meter()?.begin() ?? (() => undefined);
+  }
+
+  /** `body` paced by the account's upload rate (an upload whose transfer is held by holdTransfer). */
+  pacedUpload(body: Readable): Readable {
+    const meter = this.meter();
+    return meter ? (meter.paced(body, 'up') as Readable) : body;
+  }
+
+  /** How long an upload's `n` bytes wait for the account's upload rate (SFTP answers each write after it). */
+  uploadDelay(n: number): number {
+    return this.meter()?.delayFor(n, 'up') ?? 0;
   }
 
   /** Stores a stream of unknown size at `p` (SFTP and FTP uploads, after checkUpload). */

@@ -52,8 +52,8 @@ describe('atrium group', () => {
     expect((await atrium('export', file, '--data', data)).stdout).toMatch(/2 groups/);
     const exported = JSON.parse(readFileSync(file, 'utf8'));
     expect(exported.groups).toEqual([
-      { name: 'red', permission: 8, roots: [{ path: '/teams/red', name: 'team' }, { path: '/archive', name: 'old' }], quota_bytes: 0, quota_files: 0 },
-      { name: 'navy', permission: 128, roots: [{ path: '/teams/blue', name: 'blue' }], quota_bytes: 0, quota_files: 0 },
+      { name: 'red', permission: 8, roots: [{ path: '/teams/red', name: 'team' }, { path: '/archive', name: 'old' }], quota_bytes: 0, quota_files: 0, upload_rate: 0, download_rate: 0, max_transfers: 0, max_sessions: 0 },
+      { name: 'navy', permission: 128, roots: [{ path: '/teams/blue', name: 'blue' }], quota_bytes: 0, quota_files: 0, upload_rate: 0, download_rate: 0, max_transfers: 0, max_sessions: 0 },
     ]);
     expect(exported.users.find((u: { username: string }) => u.username === 'ann').groups).toEqual(['red', 'navy']);
     const other = tmp();

@@ -47,7 +47,7 @@ describe.each(BACKENDS)('groups and several roots ($name)', (backend) => {
     const made = await api('POST', '/api/admin/group/create', { name: 'crud', permission: WRITE, roots: [{ path: '/disk/teams/red/', name: 'red' }] });
     expect(made.code, made.message).toBe(200);
     const id = made.data.id as number;
-    expect((await api('GET', `/api/admin/group/get?id=${id}`)).data).toEqual({ id, name: 'crud', permission: WRITE, roots: [{ path: '/disk/teams/red', name: 'red' }], quota_bytes: 0, quota_files: 0 });
+    expect((await api('GET', `/api/admin/group/get?id=${id}`)).data).toEqual({ id, name: 'crud', permission: WRITE, roots: [{ path: '/disk/teams/red', name: 'red' }], quota_bytes: 0, quota_files: 0, upload_rate: 0, download_rate: 0, max_transfers: 0, max_sessions: 0 });
     const list = await api('GET', '/api/admin/group/list');
     expect(list.data.content.map((g: { name: string }) => g.name)).toContain('crud');
     expect(list.data.total).toBe(list.data.content.length);

@@ -1,3 +1,4 @@
+import type { ConnectionHandle } from '../../auth/account-sessions.js';
 import type net from 'node:net';
 import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
@@ -71,6 +72,8 @@ export class FtpSession {
   private queue: Promise<void> = Promise.resolve();
   private idleTimer?: NodeJS.Timeout;
   private closed = false;
+  /** This connection as one of the account's sessions (auth/account-sessions.ts), once logged in. */
+  private registered?: ConnectionHandle;
   /** The control connection runs in TLS (implicit, or after AUTH TLS). */
   private secure = false;
   /** PROT P: data connections run in TLS too. */
@@ -126,6 +129,7 @@ export class FtpSession {
   }
 
   private touch(): void {
+    this.registered?.touch();
     clearTimeout(this.idleTimer);
     if (this.config.idle_timeout <= 0) return;
     this.idleTimer = setTimeout(() => {
@@ -137,6 +141,7 @@ export class FtpSession {
 
   private cleanup(): void {
     this.closed = true;
+    this.registered?.close();
     clearTimeout(this.idleTimer);
     this.passive?.close();
     this.transfer?.destroy(new Error('the control connection closed'));
@@ -380,6 +385,21 @@ export class FtpSession {
       }
     }
     if (!mayConnect(user)) return [530, 'Login incorrect'];
+    // One of the account's sessions until the connection closes; refused beyond max_sessions (421, the connection closes).
+    try {
+      this.registered?.close();
+      this.registered = await this.core.sessions.connect(user, 'ftp', { ip: this.socket.remoteAddress ?? '' }, () => {
+        this.socket.end();
+        this.cleanup();
+      });
+    } catch (err) {
+      if (err instanceof AppError && err.kind === 'TooManyRequests') {
+        setImmediate(() => this.socket.end());
+        return [421, err.message];
+      }
+      throw err;
+    }
+    if (this.closed) this.registered.close();
     const credential = anonymous ? undefined : await appPasswordCredential(this.core, user, password);
     this.principal = new SessionPrincipal(this.core, user, { front: 'ftp', password: anonymous ? password : '', origin: { front: 'ftp', ip: this.socket.remoteAddress } }, credential);
     this.cwd = '/';
@@ -521,12 +541,17 @@ export class FtpSession {
         throw err;
       }
     });
-    const write = await partials.begin(view, p, offset, { fresh: offset === 0, seed });
+    const release = view.holdTransfer();
+    const write = await partials.begin(view, p, offset, { fresh: offset === 0, seed }).catch((err: unknown) => {
+      release();
+      throw err;
+    });
     try {
       return await this.withData(decide, async (data) => {
         data.on('error', (err) => decided.destroy(err));
         data.pipe(decided);
-        const written = await write.stream(offset, decided);
+        // The account's upload rate paces the bytes on their way to the partial (view/meters.ts).
+        const written = await write.stream(offset, view.pacedUpload(decided));
         if (refused) throw refused;
         if (written.interrupted || !(await this.controlStillOpen())) throw new Reply(426, `Transfer interrupted: ${write.size} bytes kept, resume with REST ${write.size} and STOR, or APPE`);
         const now = await this.view();
@@ -537,6 +562,8 @@ export class FtpSession {
       if (refused || this.principal?.endedBy(err)) await write.drop();
       else await write.keep();
       throw err;
+    } finally {
+      release();
     }
   }
 

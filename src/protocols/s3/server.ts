@@ -314,8 +314,8 @@ async function getObject({ core, view, digests, c }: Op, head: boolean) {
   }
   const rangeError = invalidRange(c.req.headers.range, obj.size);
   if (rangeError) throw rangeError;
-  const { link, storage, sent } = await view.download(p, { ip: c.req.ip, header: c.req.headers });
-  return proxy(core, c.req, c.reply, link, obj.name, obj.hash, storage, etag, sent);
+  const got = await view.download(p, { ip: c.req.ip, header: c.req.headers });
+  return proxy(core, c.req, c.reply, got.link, obj.name, obj.hash, got.storage, etag, got);
 }
 
 /** S3 answers an unsatisfiable range with InvalidRange (send-file would answer a bare 416). */

@@ -26,7 +26,7 @@ export async function authenticate(ssh2: typeof Ssh2, core: Core, ctx: AuthConte
   switch (ctx.method) {
     case 'none': {
       const guest = await core.repos.users.byRole(ROLE_GUEST);
-      if (ctx.username !== guest?.username || !mayConnect(guest)) return reject();
+      if (ctx.username !== guest?.username || !mayConnect(guest) || !(await admitted(core, guest, ip))) return reject();
       ctx.accept();
       return { user: guest };
     }
@@ -38,7 +38,7 @@ export async function authenticate(ssh2: typeof Ssh2, core: Core, ctx: AuthConte
       } catch {
         return reject();
       }
-      if (!mayConnect(user)) return reject();
+      if (!mayConnect(user) || !(await admitted(core, user, ip))) return reject();
       const credential = await appPasswordCredential(core, user, ctx.password);
       ctx.accept();
       return { user, credential };
@@ -55,7 +55,7 @@ export async function authenticate(ssh2: typeof Ssh2, core: Core, ctx: AuthConte
           ctx.accept();
           return undefined;
         }
-        if (key.verify(ctx.blob, ctx.signature, ctx.hashAlgo) !== true) return reject();
+        if (key.verify(ctx.blob, ctx.signature, ctx.hashAlgo) !== true || !(await admitted(core, user, ip))) return reject();
         await core.repos.sshKeys.touch(stored.id, Date.now());
         ctx.accept();
         return { user, credential: sshKeyCredential(core, user.id, stored.id) };
@@ -64,5 +64,16 @@ export async function authenticate(ssh2: typeof Ssh2, core: Core, ctx: AuthConte
     }
     default:
       return reject();
+  }
+}
+
+/** Whether the account may open one more session (max_sessions); SSH has no text for a refused login, so the log says why. */
+async function admitted(core: Core, user: User, ip: string): Promise<boolean> {
+  try {
+    await core.sessions.admit(user);
+    return true;
+  } catch (err) {
+    core.log.warn({ user: user.username, ip, reason: (err as Error).message }, 'sftp login refused');
+    return false;
   }
 }

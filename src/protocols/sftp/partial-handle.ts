@@ -21,6 +21,10 @@ export class PartialUploadHandle {
       append: boolean;
       /** The view the file is committed through, decided again when all its bytes are in; throws to refuse. */
       beforeEnd(): Promise<View>;
+      /** How long a write of `n` bytes waits before it is answered (the account's upload rate). */
+      pace?: (n: number) => number;
+      /** Called once when the handle is closed or dropped (the transfer it held, view/meters.ts). */
+      done?: () => void;
     },
   ) {}
 
@@ -36,7 +40,11 @@ export class PartialUploadHandle {
   }
 
   write(offset: number, data: Buffer): Promise<void> {
-    return this.serial(() => this.partial.write(this.opts.append ? this.partial.size : offset, data));
+    return this.serial(async () => {
+      const wait = this.opts.pace?.(data.length) ?? 0;
+      if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
+      await this.partial.write(this.opts.append ? this.partial.size : offset, data);
+    });
   }
 
   /** SETSTAT of the size: cuts or extends the file. */
@@ -46,19 +54,24 @@ export class PartialUploadHandle {
 
   /** Commits the file under its name; refused, its bytes are dropped; failed otherwise, they stay a partial. */
   async close(): Promise<void> {
-    await this.queue;
-    let view: View;
     try {
-      view = await this.opts.beforeEnd();
-    } catch (err) {
-      await this.partial.drop();
-      throw err;
+      await this.queue;
+      let view: View;
+      try {
+        view = await this.opts.beforeEnd();
+      } catch (err) {
+        await this.partial.drop();
+        throw err;
+      }
+      await this.partial.commit(view, this.path, this.modified);
+    } finally {
+      this.opts.done?.();
     }
-    await this.partial.commit(view, this.path, this.modified);
   }
 
   /** The connection dropped before CLOSE: the bytes written stay, for the same user to resume. */
   abort(): void {
+    this.opts.done?.();
     void this.queue.then(() => this.partial.keep()).catch(() => undefined);
   }
 }

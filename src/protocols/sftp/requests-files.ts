@@ -97,7 +97,7 @@ export function serveFiles(ch: SftpChannel): void {
 
 /** A file opened for reading: positional reads of a local file, or one stream of the storage's link. */
 async function openRead(view: View, p: string): Promise<FileReadHandle | DownloadHandle> {
-  const { obj, localPath, sent } = await view.readable(p);
+  const { obj, localPath, open: openAt, sent } = await view.readable(p);
   if (localPath) {
     const fd = await new Promise<number>((resolve, reject) => open(localPath, 'r', (err, n) => (err ? reject(err) : resolve(n)))).catch((err: unknown) => {
       sent(0, err);
@@ -105,7 +105,7 @@ async function openRead(view: View, p: string): Promise<FileReadHandle | Downloa
     });
     return new FileReadHandle(p, obj, fd, sent);
   }
-  return new DownloadHandle(p, obj, obj.size, async (start) => (await view.openRead(p, start, { recorded: false })).stream, sent);
+  return new DownloadHandle(p, obj, obj.size, openAt, sent);
 }
 
 /**
@@ -141,9 +141,16 @@ async function openPartial(ch: SftpChannel, view: View, p: string, flags: number
   const resume = !(flags & FLAG.TRUNC) && (partial !== undefined || (existing?.size ?? 0) > 0);
   const offset = resume ? (partial?.received ?? existing!.size) : 0;
   const seed = resume && !partial ? async () => (await view.openRead(p, 0, { recorded: false })).stream : undefined;
-  const write = await ch.opts.partials.begin(view, p, offset, { fresh: !resume, seed });
+  // The handle holds one of the account's transfers until it is closed (view/meters.ts).
+  const done = view.holdTransfer();
+  const write = await ch.opts.partials.begin(view, p, offset, { fresh: !resume, seed }).catch((err: unknown) => {
+    done();
+    throw err;
+  });
   return new PartialUploadHandle(p, write, {
     append: (flags & FLAG.APPEND) !== 0,
+    pace: (n) => view.uploadDelay(n),
+    done,
     beforeEnd: async () => {
       const now = await ch.view();
       requireHeld(now, p);

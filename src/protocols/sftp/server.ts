@@ -7,6 +7,7 @@ import { parseListen } from '../../config/load.js';
 import type { Core } from '../../core.js';
 import { lazyRequire } from '../../util/lazy-require.js';
 import { listenOn, type ProtocolListener } from '../listen-on.js';
+import type { ConnectionHandle } from '../../auth/account-sessions.js';
 import { SessionPrincipal } from '../live-session.js';
 import { authenticate, type SshLogin } from './auth.js';
 import { loadHostKeys } from './host-key.js';
@@ -37,10 +38,23 @@ export async function startSftpServer(core: Core, listen = core.config.sftp.list
     const socket = (client as unknown as { _sock?: unknown })._sock;
     const hold = socket instanceof net.Socket ? readHold(socket) : undefined;
     let login: SshLogin | undefined;
+    let registered: ConnectionHandle | undefined;
+    let closed = false;
+    // The connection is one of the account's sessions until it closes (GET /api/me/sessions can end it).
+    const register = (l: SshLogin) =>
+      core.sessions.connect(l.user, 'sftp', { ip: info.ip, ua: info.header?.identRaw }, () => client.end()).then(
+        (h) => (closed ? h.close() : (registered = h)),
+        (err: unknown) => {
+          log.warn({ user: l.user.username, ip: info.ip, reason: (err as Error).message }, 'sftp session refused');
+          client.end();
+        },
+      );
     client.on('authentication', (ctx) => {
       authenticate(ssh2, core, ctx, info.ip).then(
         (l) => {
-          if (l) login = l;
+          if (!l) return;
+          login = l;
+          void register(l);
         },
         (err: unknown) => {
           log.error({ err }, 'sftp authentication failed');
@@ -54,7 +68,7 @@ export async function startSftpServer(core: Core, listen = core.config.sftp.list
         session.on('sftp', (acceptSftp) => {
           if (!login) return;
           // Every request of the channel is decided on the account as it is then.
-          const principal = new SessionPrincipal(core, login.user, { front: 'ftp', origin: { front: 'sftp', ip: info.ip } }, login.credential);
+          const principal = new SessionPrincipal(core, login.user, { front: 'ftp', origin: { front: 'sftp', ip: info.ip } }, login.credential, () => registered?.touch());
           serveSftp(acceptSftp(), principal, log.child({ user: login.user.username, ip: info.ip }), {
             tempDir: core.config.temp_dir,
             partials: core.uploads.partials,
@@ -66,7 +80,11 @@ export async function startSftpServer(core: Core, listen = core.config.sftp.list
       });
     });
     client.on('error', (err) => log.debug({ err, ip: info.ip }, 'sftp connection error'));
-    client.on('close', () => clients.delete(client));
+    client.on('close', () => {
+      closed = true;
+      registered?.close();
+      clients.delete(client);
+    });
   });
   // Our own listener hands each connection to ssh2, so that its socket's writes can be batched.
   const tcp = net.createServer((socket) => {

@@ -43,13 +43,13 @@ export async function davGet(ctx: DavRequest, head: boolean) {
     ctx.reply.header('Cache-Control', 'max-age=0, no-cache, no-store, must-revalidate');
     return ctx.reply.redirect(downProxyUrl(plan.downProxy, ctx.target, ctx.core.signer.sign(ctx.target)), 302);
   }
-  const { link, sent } = await ctx.view.download(ctx.target, { ip: ctx.req.ip, header: ctx.req.headers });
-  const to = redirectOf(plan, link);
+  const got = await ctx.view.download(ctx.target, { ip: ctx.req.ip, header: ctx.req.headers });
+  const to = redirectOf(plan, got.link);
   if (to) {
-    sent(0);
+    got.sent(0);
     return ctx.reply.redirect(to, 302);
   }
-  return proxy(ctx.core, ctx.req, ctx.reply, link, obj.name, obj.hash, storage, davEtag(obj), sent);
+  return proxy(ctx.core, ctx.req, ctx.reply, got.link, obj.name, obj.hash, storage, davEtag(obj), got);
 }
 
 export async function davPut(ctx: DavRequest) {

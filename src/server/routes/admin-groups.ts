@@ -16,6 +16,10 @@ export const groupBody = z.object({
   roots: z.array(rootShape).max(64).optional(),
   quota_bytes: int().optional(),
   quota_files: int().optional(),
+  upload_rate: int().optional(),
+  download_rate: int().optional(),
+  max_transfers: int().optional(),
+  max_sessions: int().optional(),
 });
 
 /** `/api/admin/group/*` (admin only), declared as the users' routes: by-id verbs take `?id=`. */

@@ -25,6 +25,10 @@ export const userBody = z.object({
   roots: z.array(rootShape).max(64).optional(),
   quota_bytes: int().optional(),
   quota_files: int().optional(),
+  upload_rate: int().optional(),
+  download_rate: int().optional(),
+  max_transfers: int().optional(),
+  max_sessions: int().optional(),
 });
 
 /** `/api/admin/user/*` (admin only). By-id verbs take `?id=` in the query, as the original. */

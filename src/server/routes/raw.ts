@@ -39,7 +39,7 @@ export function rawRoutes(app: FastifyInstance, core: Core): void {
     // A thumbnail is the server's own bytes (thumbs/): made or cached, whatever the storage's download policy.
     if (query.type === 'thumb') {
       const { link, obj, storage } = await raw.thumb(virtualPath, query.size);
-      return proxy(core, req, reply, link, obj.name, undefined, storage, undefined, sent);
+      return proxy(core, req, reply, link, obj.name, undefined, storage, undefined, sent && { sent });
     }
     const storage = raw.storageOf(virtualPath);
 
@@ -57,7 +57,7 @@ export function rawRoutes(app: FastifyInstance, core: Core): void {
       sent?.(0);
       return reply.redirect(to, 302);
     }
-    return proxy(core, req, reply, link, obj.name, obj.hash, storage, undefined, sent);
+    return proxy(core, req, reply, link, obj.name, obj.hash, storage, undefined, sent && { sent });
   };
 
   const mask = new PrivacyMask(core.settings);

@@ -165,18 +165,18 @@ export function shareDownloadRoutes(app: FastifyInstance, core: Core): void {
       const { link, obj, storage } = await view.thumb(rel, str(query.size) || undefined);
       return proxy(core, req, reply, link, obj.name, undefined, storage);
     }
-    const { link, obj, storage, sent } = await view.download(rel, { type: str(query.type) || undefined, ip: req.ip, header: req.headers });
+    const got = await view.download(rel, { type: str(query.type) || undefined, ip: req.ip, header: req.headers });
     // Deleting or disabling the share (here or on another process) cuts this download.
     const untrack = core.shares.streams.track(view.share.id, () => req.raw.destroy());
     reply.raw.once('close', untrack);
-    const to = redirectOf(downloadPlan('share', storage, rel, core.settings), link);
+    const to = redirectOf(downloadPlan('share', got.storage, rel, core.settings), got.link);
     if (to) {
       reply.header('Referrer-Policy', 'no-referrer');
       reply.header('Cache-Control', 'max-age=0, no-cache, no-store, must-revalidate');
-      sent(0);
+      got.sent(0);
       return reply.redirect(to, 302);
     }
-    return proxy(core, req, reply, link, obj.name, obj.hash, storage, undefined, sent);
+    return proxy(core, req, reply, got.link, got.obj.name, got.obj.hash, got.storage, undefined, got);
   };
 
   /** `/sad/<sid>/<path>?inner=&pass=`: one entry of a shared archive (OpenList's SharingArchiveExtract). */
