@@ -43,6 +43,21 @@ describe.runIf(requireChromium('the image viewer browser tests'))('image viewer 
     expect(await w.page.locator('[data-testid=zoom]').textContent()).toBe('100%');
   });
 
+  it('draws the fullscreen and rotate buttons as icons, not as a glyph the font may lack', async () => {
+    for (const label of ['Fullscreen', 'Rotate']) {
+      const button = w.page.locator(`button[aria-label="${label}"]`);
+      expect((await button.textContent())!.trim(), label).toBe('');
+      const path = button.locator('svg path');
+      expect((await path.getAttribute('d'))!.length, label).toBeGreaterThan(10);
+      const box = await path.evaluate((p: SVGPathElement) => {
+        const b = p.getBBox();
+        return { width: b.width, height: b.height };
+      });
+      expect(box.width, label).toBeGreaterThan(10);
+      expect(box.height, label).toBeGreaterThan(10);
+    }
+  });
+
   it('goes fullscreen and back', async () => {
     await w.page.click('button[aria-label="Fullscreen"]');
     await expect.poll(() => w.page.evaluate(() => document.fullscreenElement?.className ?? '')).toContain('gallery');

@@ -28,6 +28,7 @@ describe.runIf(enabled && hasFfmpeg)('video and audio players', () => {
       'media/clip.srt': SRT,
       'media/dub.webm': bytes,
       'media/dub.ass': ASS,
+      'plain/solo.webm': bytes,
       'music/a.wav': wav(1),
       'music/b.wav': wav(1),
     });
@@ -106,5 +107,67 @@ describe.runIf(enabled && hasFfmpeg)('video and audio players', () => {
     await w.page.locator('.art-setting-item', { hasText: 'Wiedergabetempo' }).waitFor();
     expect(await w.page.locator('[data-testid=playlist]').getAttribute('aria-label')).toBe('Wiedergabeliste');
     await w.page.evaluate(() => window.localStorage.removeItem('lang'));
+  });
+
+  // the loaded track's cue start times, to the millisecond
+  const cueStarts = () => video().evaluate((v: HTMLVideoElement) => [...v.textTracks].flatMap((tr) => [...(tr.cues ?? [])].map((c) => Math.round(c.startTime * 1000) / 1000)));
+  const offsetShown = () => w.page.locator('[data-testid=subtitle-offset]').textContent();
+
+  it('moves the subtitles in 0.1 s steps from the buttons and the keys, and keeps the offset for the next video', async () => {
+    await w.page.evaluate(() => window.localStorage.removeItem('subtitle-offset'));
+    await w.page.goto(`${w.base}/media/clip.webm`);
+    await expect.poll(() => video().evaluate((v: HTMLVideoElement) => v.duration)).toBeGreaterThan(1.9);
+    await expect.poll(cueStarts).toEqual([0, 1]);
+    expect(await offsetShown()).toBe('0 s');
+    for (let i = 0; i < 3; i++) await w.page.click('[data-testid=subtitle-later]');
+    expect(await offsetShown()).toBe('+0.3 s');
+    await expect.poll(cueStarts).toEqual([0.3, 1.3]);
+    // at 1.2 s the first cue, moved 0.3 s later, is the one shown (without the offset: the second)
+    await seek(1.2);
+    await expect.poll(() => w.page.locator('.art-subtitle').innerText()).toBe('Hello from the SRT');
+    // Z earlier, X later, from the keyboard
+    await w.page.locator('[data-testid=subtitle-later]').focus();
+    await w.page.keyboard.press('z');
+    await w.page.keyboard.press('z');
+    await w.page.keyboard.press('z');
+    await w.page.keyboard.press('z');
+    await w.page.keyboard.press('x');
+    expect(await offsetShown()).toBe('0 s');
+    await expect.poll(cueStarts).toEqual([0, 1]);
+    await w.page.click('[data-testid=subtitle-earlier]');
+    await w.page.click('[data-testid=subtitle-earlier]');
+    expect(await offsetShown()).toBe('−0.2 s');
+    // the first cue cannot start before 0: it stays at 0 and the second moves
+    await expect.poll(cueStarts).toEqual([0, 0.8]);
+    expect(await w.page.evaluate(() => window.localStorage.getItem('subtitle-offset'))).toBe('-0.2');
+    // the offset is this browser's: a reload applies it to the newly loaded track
+    await w.page.reload();
+    await expect.poll(offsetShown).toBe('−0.2 s');
+    await expect.poll(cueStarts).toEqual([0, 0.8]);
+    await w.page.click('[data-testid=subtitle-offset-reset]');
+    await expect.poll(cueStarts).toEqual([0, 1]);
+    expect(await w.page.evaluate(() => window.localStorage.getItem('subtitle-offset'))).toBe('0');
+  });
+
+  it('mirrors the video with the flip toggle, from the keyboard too', async () => {
+    const flip = w.page.locator('[data-testid=flip]');
+    const transform = () => video().evaluate((v: HTMLVideoElement) => getComputedStyle(v).transform);
+    expect(await flip.getAttribute('aria-pressed')).toBe('false');
+    expect(await transform()).toBe('none');
+    await flip.click();
+    expect(await flip.getAttribute('aria-pressed')).toBe('true');
+    expect(await transform()).toBe('matrix(-1, 0, 0, 1, 0, 0)');
+    await flip.focus();
+    await w.page.keyboard.press('Enter');
+    expect(await flip.getAttribute('aria-pressed')).toBe('false');
+    expect(await transform()).toBe('none');
+    await w.page.keyboard.press('Space');
+    expect(await transform()).toBe('matrix(-1, 0, 0, 1, 0, 0)');
+    // a video without subtitles has the flip but no offset
+    await w.page.goto(`${w.base}/plain/solo.webm`);
+    await w.page.locator('[data-testid=flip]').waitFor();
+    expect(await w.page.locator('[data-testid=subtitle-offset]').count()).toBe(0);
+    // and a new video starts unflipped
+    expect(await w.page.locator('[data-testid=flip]').getAttribute('aria-pressed')).toBe('false');
   });
 });

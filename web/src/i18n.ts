@@ -13,6 +13,7 @@ import { SHARE_FORM_MESSAGES } from './i18n-share-form';
 import { SYNC_MESSAGES } from './i18n-sync';
 import { MANAGE_PAGE_MESSAGES } from './i18n-manage-pages';
 import { GROUP_MESSAGES } from './i18n-groups';
+import { PLAYER_MESSAGES } from './i18n-player';
 
 const en = {
   'login.title': 'Log in to {site}',
@@ -343,6 +344,7 @@ const en = {
   ...SYNC_MESSAGES,
   ...MANAGE_PAGE_MESSAGES,
   ...GROUP_MESSAGES,
+  ...PLAYER_MESSAGES,
 } as const;
 
 export type MessageKey = keyof typeof en;

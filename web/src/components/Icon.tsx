@@ -27,6 +27,8 @@ const PATHS = {
   logout: 'M15 4h4v16h-4M10 8l-4 4 4 4M6 12h10',
   login: 'M9 4H5v16h4M14 8l4 4-4 4M18 12H8',
   trash: 'M4 7h16M10 11v6M14 11v6M6 7l1 13h10l1-13M9 7V4h6v3',
+  fullscreen: 'M4 9V4h5M15 4h5v5M20 15v5h-5M9 20H4v-5',
+  rotate: 'M20 12a8 8 0 1 1-2.3-5.7M20 4v4.5h-4.5',
 } as const;
 
 export type IconName = keyof typeof PATHS;

@@ -3,6 +3,7 @@
 // image when it is not zoomed.
 import { createSignal, onCleanup, onMount, Show } from 'solid-js';
 import { t } from '../i18n';
+import Icon from './Icon';
 
 const MIN = 1;
 const MAX = 8;
@@ -144,13 +145,13 @@ function ViewerTools(props: { tf: Transform; fullscreen: () => void }) {
         +
       </button>
       <button class="icon" aria-label={t('image.rotate')} title={`${t('image.rotate')} (R)`} onClick={tf.rotate}>
-        ⟳
+        <Icon name="rotate" />
       </button>
-      <button class="icon" aria-label={t('image.reset')} title={`${t('image.reset')} (0)`} onClick={tf.reset}>
+      <button class="icon" aria-label={`${t('image.reset')} 1:1`} title={`${t('image.reset')} (0)`} onClick={tf.reset}>
         1:1
       </button>
       <button class="icon" aria-label={t('image.fullscreen')} title={`${t('image.fullscreen')} (F)`} onClick={() => props.fullscreen()}>
-        ⛶
+        <Icon name="fullscreen" />
       </button>
     </div>
   );

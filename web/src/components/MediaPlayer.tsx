@@ -1,7 +1,7 @@
 // Video and audio through ArtPlayer (loaded with this chunk only when a media file is opened):
 // subtitles found beside the file (.srt and .ass are converted to WebVTT by the player), speed,
-// picture-in-picture, a playlist of the folder's files of the same kind with auto-next, and
-// "open in" links for external players.
+// picture-in-picture, a playlist of the folder's files of the same kind with auto-next, a subtitle
+// offset and a horizontal flip (PlayerTools.tsx), and "open in" links for external players.
 import Artplayer, { type Option } from 'artplayer';
 import { createSignal, For, onCleanup, onMount, Show } from 'solid-js';
 import { joinPath, type Obj, parentOf, rawLink } from '../api';
@@ -12,6 +12,7 @@ import { settings } from '../state';
 import { TYPE } from './icons';
 import { externalPlayers } from './externalPlayers';
 import { playerLanguage } from './playerLanguage';
+import { createPlayerTools, PlayerToolbar } from './PlayerTools';
 
 const SUBTITLE_EXTS = ['vtt', 'srt', 'ass', 'ssa'];
 const AUTO_NEXT_KEY = 'auto-next';
@@ -28,6 +29,7 @@ export default function MediaPlayer(props: { path: string; obj: Obj; url: string
   const playlist = () => props.siblings.filter((o) => !o.is_dir && o.type === props.obj.type);
   const subtitles = () => subtitlesOf(props.obj.name, props.siblings);
   const [autoNext, setAutoNext] = createSignal(localStorage.getItem(AUTO_NEXT_KEY) !== 'false');
+  const tools = createPlayerTools();
   /** The file `delta` places away in the playlist; `wrap` goes round from the last to the first. */
   const neighbour = (delta: number, wrap = true) => {
     const list = playlist();
@@ -45,6 +47,7 @@ export default function MediaPlayer(props: { path: string; obj: Obj; url: string
     if (gone) return;
     art = new Artplayer(playerOptions({ box, url: props.url, obj: props.obj, dir: dir(), subs: subtitles(), lang, i18n, onSubtitle: (url, o) => void art?.subtitle.switch(url, o) }));
     art.on('video:ended', () => autoNext() && playOther(neighbour(1, false)));
+    tools.attach(art);
   });
   onCleanup(() => {
     gone = true;
@@ -56,6 +59,7 @@ export default function MediaPlayer(props: { path: string; obj: Obj; url: string
       <div ref={box} class="art-box" data-testid={audio ? 'preview-audio' : 'preview-video'} />
       <MediaBar playlist={playlist().length > 1} subtitles={subtitles()} autoNext={autoNext()} setAutoNext={setAutoNext} prev={() => playOther(neighbour(-1))} next={() => playOther(neighbour(1))} />
       <Show when={!audio}>
+        <PlayerToolbar tools={tools} subtitles={subtitles().length > 0} />
         <ExternalPlayers url={props.url} name={props.obj.name} />
       </Show>
       <Show when={playlist().length > 1}>
