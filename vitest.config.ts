@@ -1,6 +1,5 @@
 import os from 'node:os';
 import { defineConfig } from 'vitest/config';
-import LongestFirst from './test/sequencer.js';
 
 // Test files run in parallel worker processes. vitest's default (one worker fewer than the
 // cores) would run them one at a time on a 2-core machine, but most files wait on I/O (servers,
@@ -18,8 +17,6 @@ export default defineConfig({
     testTimeout: 60_000,
     hookTimeout: 120_000,
     pool: 'forks',
-    // The longest files first (test/durations.json), so none begins near the end of a run.
-    sequence: { sequencer: LongestFirst },
     maxWorkers: workers,
     reporters: process.env.ATRIUM_TEST_REPORT ? ['default', ['json', { outputFile: process.env.ATRIUM_TEST_REPORT }]] : ['default'],
   },
