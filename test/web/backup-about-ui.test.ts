@@ -124,10 +124,15 @@ describe.runIf(requireChromium('the backup and about pages browser test'))('Back
     expect(await w.page.locator('#f-directory_size').getAttribute('aria-describedby')).toBe('f-directory_size-help');
     // the field's label is translated too, and the help is no label text
     expect(await w.page.locator('label', { has: w.page.locator('#f-directory_size') }).textContent()).not.toContain('Größe jedes');
+    // the settings groups shown here have their labels and help in German too
+    await w.page.goto(`${w.base}/@manage/settings/traffic`);
+    await expect.poll(() => w.page.locator('#f-max_client_download_speed-help').textContent()).toBe('KiB/s, von allen Übertragungen geteilt; -1 heißt unbegrenzt');
+    expect(await w.page.locator('label[for=f-max_client_download_speed]').textContent()).toContain('Download-Geschwindigkeit zu Clients (KiB/s)');
+    expect(await w.page.title()).toBe('Datenverkehr | Verwalten | Restored Site');
     await w.page.evaluate(() => window.localStorage.setItem('lang', 'en'));
   });
 
-  it('fits a 390 px screen: backup, about, traffic', async () => {
+  it('fits a 390 px screen: backup (and its report), about, traffic, other', async () => {
     await w.page.setViewportSize(PHONE);
     for (const page of ['backup', 'about', 'settings/traffic', 'settings/other']) {
       await w.page.goto(`${w.base}/@manage/${page}`);
@@ -136,5 +141,16 @@ describe.runIf(requireChromium('the backup and about pages browser test'))('Back
       await noOverflow();
     }
     await screenshot(w.page, '96-phone-about');
+    // and the restore's report, a table of cards at this width
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'atrium-backup-ui-'));
+    const same = path.join(dir, 'same.json');
+    writeFileSync(same, (await w.s.inject({ method: 'GET', url: '/api/admin/backup/export', headers: { authorization: w.admin } })).body);
+    await w.page.goto(`${w.base}/@manage/backup`);
+    await w.page.locator('input[name=backup]').setInputFiles(same);
+    await w.page.locator('form button[type=submit]').click();
+    await w.page.locator('.dialog button', { hasText: 'OK' }).click();
+    await w.page.locator('[data-testid=backup-report] tr[data-section=passkeys]').waitFor();
+    await noOverflow();
+    await screenshot(w.page, '97-phone-backup-report');
   });
 });

@@ -78,7 +78,7 @@ describe.runIf(requireChromium('the language browser tests'))('languages', () =>
     expect(stillEnglish(await visibleTexts(w.page), zhCN)).toEqual([]);
     expect(await w.page.locator('label[for=f-mount_path]').innerText()).toContain('挂载路径');
 
-    for (const page of ['tasks', 'users', 'groups', 'metas', 'hooks', 'profile', 'settings/site', 'settings/style', 'settings/preview', 'settings/global', 'settings/offline', 'settings/sso', 'settings/ldap', 'settings/s3']) {
+    for (const page of ['tasks', 'users', 'groups', 'metas', 'hooks', 'profile', 'settings/site', 'settings/style', 'settings/preview', 'settings/global', 'settings/offline', 'settings/sso', 'settings/ldap', 'settings/s3', 'settings/ftp', 'settings/traffic', 'settings/other', 'backup', 'about']) {
       await w.page.goto(`${w.base}/@manage/${page}`);
       await w.page.locator('.manage section h1').waitFor();
       await w.page.waitForTimeout(100);
