@@ -4,7 +4,7 @@
 // SHA-256 checksum of each table's rows read back from both sides.
 
 import { createHash } from 'node:crypto';
-import { type Kysely, sql } from 'kysely';
+import { type Kysely, sql, type TableMetadata } from 'kysely';
 import type { DbHandle } from './index.js';
 
 type AnyDb = Kysely<any>;
@@ -42,7 +42,7 @@ const raw = (h: DbHandle): AnyDb => h.db.withoutPlugins() as unknown as AnyDb;
  */
 export async function dataTables(h: DbHandle): Promise<TableInfo[]> {
   const db = raw(h);
-  const tables = await db.introspection.getTables();
+  const tables = await introspectTables(db);
   let schema: string | undefined;
   if (h.type === 'postgres') schema = (await sql<{ s: string }>`select current_schema() as s`.execute(db)).rows[0]?.s;
   const virtual: string[] = [];
@@ -65,6 +65,23 @@ export async function dataTables(h: DbHandle): Promise<TableInfo[]> {
     })
     .filter((t) => !SKIPPED.has(t.name))
     .sort((a, b) => (a.name < b.name ? -1 : 1));
+}
+
+/**
+ * The database's tables, as Kysely's introspection reads them. On a database other installations
+ * (or test runs) share, a table dropped between the catalog listing and the reading of its
+ * columns fails the whole read ("relation … does not exist"): it is read again, a few times.
+ */
+export async function introspectTables(db: AnyDb): Promise<TableMetadata[]> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await db.introspection.getTables();
+    } catch (err) {
+      const gone = /does not exist|doesn't exist|no such table/i.test((err as Error).message);
+      if (!gone || attempt >= 5) throw err;
+      await new Promise((r) => setTimeout(r, 50 * attempt));
+    }
+  }
 }
 
 /** Reads a table's rows in key order, chunk by chunk. */

@@ -1,3 +1,4 @@
+import { introspectTables } from '../../src/db/copy.js';
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, renameSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -132,7 +133,7 @@ async function prepare(database: DbConfig): Promise<Recipe> {
 /** The tables of other templates whose newest migration is older than STALE_MS. */
 async function dropStaleTemplates(h: DbHandle, database: DbConfig): Promise<void> {
   const db = h.db.withoutPlugins() as unknown as Kysely<any>;
-  const tables = (await db.introspection.getTables()).map((t) => t.name);
+  const tables = (await introspectTables(db)).map((t) => t.name);
   const prefixes = new Set(tables.map((t) => /^(tpl[0-9a-f]{12}_)schema_migrations$/.exec(t)?.[1]).filter((p): p is string => p !== undefined && p !== TEMPLATE_PREFIX));
   for (const p of prefixes) {
     const row = await db.selectFrom(`${p}schema_migrations`).select(sql<number>`max(applied_at)`.as('at')).executeTakeFirst();
