@@ -19,6 +19,11 @@ DOMPurify.addHook('afterSanitizeAttributes', (node) => {
   for (const a of [...node.attributes]) if (a.name !== 'type' && a.name !== 'checked') node.removeAttribute(a.name);
   node.setAttribute('disabled', '');
   node.setAttribute('class', 'task');
+  // named by its item's own text (not a nested list's), else a screen reader reads "checkbox" alone
+  const item = node.parentElement?.cloneNode(true) as Element | undefined;
+  item?.querySelectorAll('ul, ol').forEach((list) => list.remove());
+  const label = item?.textContent?.trim();
+  if (label) node.setAttribute('aria-label', label);
   node.parentElement?.classList.add('task-item');
 });
 

@@ -22,7 +22,8 @@ export default function Header() {
   onCleanup(() => document.removeEventListener('keydown', onKey));
   return (
     <header class="top">
-      <a class="brand" href={href('/')} onClick={(e) => linkClick(e, '/')}>
+      {/* at phone width only the logo shows: the link keeps the site's name */}
+      <a class="brand" href={href('/')} aria-label={settings().site_title || 'Atrium'} onClick={(e) => linkClick(e, '/')}>
         <Show when={logo()}>
           <img src={logo()} alt="" width="28" height="28" />
         </Show>

@@ -4,7 +4,8 @@ import { createEffect, createSignal, Index, type JSX, onCleanup, onMount } from 
 
 const OVERSCAN = 8;
 
-export default function VirtualRows(props: { count: number; rowHeight: number; children: (row: () => number) => JSX.Element; class?: string }) {
+/** `role` is the container's (a grid's "rowgroup"); the positioning boxes around the rows then have none. */
+export default function VirtualRows(props: { count: number; rowHeight: number; children: (row: () => number) => JSX.Element; class?: string; role?: 'rowgroup' }) {
   let el!: HTMLDivElement;
   const [range, setRange] = createSignal<[number, number]>([0, 40]);
   let frame = 0;
@@ -41,10 +42,10 @@ export default function VirtualRows(props: { count: number; rowHeight: number; c
     return out;
   };
   return (
-    <div ref={el} class={props.class} style={{ position: 'relative', height: `${props.count * props.rowHeight}px` }}>
+    <div ref={el} class={props.class} role={props.role} style={{ position: 'relative', height: `${props.count * props.rowHeight}px` }}>
       <Index each={rows()}>
         {(row) => (
-          <div style={{ position: 'absolute', left: 0, right: 0, top: `${row() * props.rowHeight}px`, height: `${props.rowHeight}px` }}>
+          <div role={props.role ? 'none' : undefined} style={{ position: 'absolute', left: 0, right: 0, top: `${row() * props.rowHeight}px`, height: `${props.rowHeight}px` }}>
             {props.children(row)}
           </div>
         )}

@@ -45,39 +45,49 @@ export default function Entries(props: { path: string; items: Obj[]; layout: Lay
 
 function List(props: { items: Obj[]; path: string; selection: Selection }) {
   const sel = props.selection;
+  // grid semantics: the header row's column headers, then a row group of the (virtual) rows, each
+  // with its row index among all the entries and its cells (`.cell` boxes lay out as contents)
   return (
-    <div class="list" role="grid" aria-label={props.path}>
-      <div class="row head" role="row">
-        <input
-          type="checkbox"
-          aria-label={t('select_all')}
-          checked={sel.selected().size > 0 && sel.selected().size === props.items.length}
-          onChange={(e) => sel.select(e.currentTarget.checked ? props.items.map((o) => o.name) : [])}
-        />
+    <div class="list" role="grid" aria-label={props.path} aria-rowcount={props.items.length + 1} aria-multiselectable="true">
+      <div class="row head" role="row" aria-rowindex={1}>
+        <span class="cell check" role="columnheader">
+          <input
+            type="checkbox"
+            aria-label={t('select_all')}
+            checked={sel.selected().size > 0 && sel.selected().size === props.items.length}
+            onChange={(e) => sel.select(e.currentTarget.checked ? props.items.map((o) => o.name) : [])}
+          />
+        </span>
         <SortHeader key="name" label={t('col.name')} class="name" />
         <SortHeader key="size" label={t('col.size')} class="size" />
         <SortHeader key="modified" label={t('col.modified')} class="modified" />
       </div>
-      <VirtualRows count={props.items.length} rowHeight={ROW} class="virtual">
+      <VirtualRows count={props.items.length} rowHeight={ROW} class="virtual" role="rowgroup">
         {(i) => {
           const o = () => props.items[i()]!;
           return (
             <div
               class="row"
               role="row"
+              aria-rowindex={i() + 2}
+              aria-selected={sel.selected().has(o().name)}
               classList={{ selected: sel.selected().has(o().name), cursor: sel.keyed() && sel.cursor() === i() }}
               data-testid="row"
               data-name={o().name}
             >
-              <input type="checkbox" aria-label={o().name} checked={sel.selected().has(o().name)} onClick={(e) => sel.clickSelect(e, o().name)} />
-              <a class="name" href={href(joinPath(props.path, o().name))} onClick={(e) => linkClick(e, joinPath(props.path, o().name))}>
-                <span class="ficon" aria-hidden="true">
-                  <Icon name={iconOf(o())} />
-                </span>
-                <span class="fname">{o().name}</span>
-              </a>
-              <span class="size">{o().is_dir ? '' : formatSize(o().size)}</span>
-              <span class="modified">{formatDate(o().modified)}</span>
+              <span class="cell check" role="gridcell">
+                <input type="checkbox" aria-label={o().name} checked={sel.selected().has(o().name)} onClick={(e) => sel.clickSelect(e, o().name)} />
+              </span>
+              <span class="cell" role="gridcell">
+                <a class="name" href={href(joinPath(props.path, o().name))} onClick={(e) => linkClick(e, joinPath(props.path, o().name))}>
+                  <span class="ficon" aria-hidden="true">
+                    <Icon name={iconOf(o())} />
+                  </span>
+                  <span class="fname">{o().name}</span>
+                </a>
+              </span>
+              <span class="size" role="gridcell">{o().is_dir ? '' : formatSize(o().size)}</span>
+              <span class="modified" role="gridcell">{formatDate(o().modified)}</span>
             </div>
           );
         }}
@@ -89,9 +99,11 @@ function List(props: { items: Obj[]; path: string; selection: Selection }) {
 function SortHeader(props: { key: SortKey; label: string; class: string }) {
   const active = () => sort().key === props.key;
   return (
-    <button class={`link ${props.class}`} onClick={() => setSort({ key: props.key, asc: active() ? !sort().asc : true })}>
-      {props.label} {active() ? (sort().asc ? '↑' : '↓') : ''}
-    </button>
+    <span class="cell" role="columnheader" aria-sort={active() ? (sort().asc ? 'ascending' : 'descending') : 'none'}>
+      <button class={`link ${props.class}`} onClick={() => setSort({ key: props.key, asc: active() ? !sort().asc : true })}>
+        {props.label} <span aria-hidden="true">{active() ? (sort().asc ? '↑' : '↓') : ''}</span>
+      </button>
+    </span>
   );
 }
 

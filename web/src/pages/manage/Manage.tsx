@@ -84,7 +84,8 @@ export default function Manage(props: { path: string; admin: boolean }) {
         <Show when={can(14)}>{link('shares', t('share.mine'))}</Show>
         {link('profile', t('m.profile'))}
       </nav>
-      <section>
+      <main class="manage-page">
+        <section>
         <Switch fallback={<p class="muted">{t('not_found')}</p>}>
           <Match when={sub() === 'profile'}>
             <Profile />
@@ -138,7 +139,8 @@ export default function Manage(props: { path: string; admin: boolean }) {
             {(Page) => <Page />}
           </Match>
         </Switch>
-      </section>
+        </section>
+      </main>
     </div>
   );
 }

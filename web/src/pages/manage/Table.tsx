@@ -28,7 +28,8 @@ export function DataTable<T>(props: { columns: string[]; rows: readonly T[] | nu
       <table class="data">
         <thead>
           <tr>
-            <For each={props.columns}>{(c) => <th>{c}</th>}</For>
+            {/* a column without a title (a row's buttons) is named for screen readers */}
+            <For each={props.columns}>{(c) => <th>{c || <span class="sr-only">{t('actions')}</span>}</th>}</For>
           </tr>
         </thead>
         <tbody ref={body}>
