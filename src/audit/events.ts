@@ -50,6 +50,9 @@ export const EVENT_OPS = [
   'hook_delete',
   // a session ended by its user or an admin (GET /api/me/sessions)
   'session_end',
+  // the installation exported or restored on the manage page (path: the file's name)
+  'backup_export',
+  'backup_import',
 ] as const;
 
 export type EventOp = (typeof EVENT_OPS)[number];

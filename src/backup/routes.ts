@@ -1,8 +1,10 @@
 // The manage page's backup and restore over HTTP: the same file and the same import as
 // `atrium export` / `atrium import` (installation.ts, cli/backup.ts), admins only.
 import type { FastifyInstance } from 'fastify';
-import type { z } from 'zod';
+import { z } from 'zod';
 import type { Core } from '../core.js';
+import type { Principal } from '../auth/accounts.js';
+import { adminChange } from '../server/admin-change.js';
 import { authenticate, apiRoute } from '../server/route.js';
 import { importReportShape } from '../server/backup-report.js';
 import type { ImportReport } from './installation.js';
@@ -41,12 +43,12 @@ export function backupRoutes(app: FastifyInstance, core: Core): void {
       },
     },
     handler: async (req, reply) => {
-      await authenticate(core, req, 'admin');
-      const backup = await (await installation()).exportInstallation(core);
-      const day = new Date().toISOString().slice(0, 10);
+      const principal = (await authenticate(core, req, 'admin')) as Principal;
+      const name = `atrium-backup-${new Date().toISOString().slice(0, 10)}.json`;
+      const backup = await adminChange(core, { principal, req }, 'backup_export', name, async () => (await installation()).exportInstallation(core));
       return reply
         .type('application/json; charset=utf-8')
-        .header('content-disposition', `attachment; filename="atrium-backup-${day}.json"`)
+        .header('content-disposition', `attachment; filename="${name}"`)
         .header('cache-control', 'no-store')
         .send(`${JSON.stringify(backup, null, 2)}\n`);
     },
@@ -58,11 +60,15 @@ export function backupRoutes(app: FastifyInstance, core: Core): void {
     auth: 'admin',
     bodyLimit: BACKUP_BODY_LIMIT,
     output: importReportShape,
-    handler: async ({ req }) => {
-      const report = await (await installation()).importInstallation(core, req.body ?? {});
-      // The import wrote the storages' rows: mount them as they now are, here and on the other processes.
-      for (const id of await core.storages.reconcile()) core.storages.onAdminChange(id);
-      return reportJson(report);
-    },
+    // the body is the file; the query may name it (for the audit log)
+    input: z.object({ name: z.string().max(255).default('') }),
+    from: 'query',
+    handler: (ctx) =>
+      adminChange(core, ctx, 'backup_import', ctx.input.name, async () => {
+        const report = await (await installation()).importInstallation(core, ctx.req.body ?? {});
+        // The import wrote the storages' rows: mount them as they now are, here and on the other processes.
+        for (const id of await core.storages.reconcile()) core.storages.onAdminChange(id);
+        return reportJson(report);
+      }),
   });
 }

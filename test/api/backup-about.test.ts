@@ -4,6 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { BACKENDS } from '../helpers/backends.js';
 import { localStorage, makeTree } from '../helpers/files.js';
 import { serverForSuite, type TestServer } from '../helpers/server.js';
+import type { OpEvent } from '../../src/audit/events.js';
 import { VERSION } from '../../src/version.js';
 
 describe.each([BACKENDS[0]!])('backup and about routes on $name', (backend) => {
@@ -103,6 +104,22 @@ describe.each([BACKENDS[0]!])('backup and about routes on $name', (backend) => {
     const big = JSON.stringify({ settings: [], padding: 'p'.repeat(17 * 1024 * 1024) });
     const res = await s.inject({ method: 'POST', url: '/api/admin/backup/import', headers: { authorization: admin, 'content-type': 'application/json' }, payload: big });
     expect(res.json()).toEqual({ code: 400, message: 'request body is too large', data: null });
+  });
+
+  it('records both in the audit log with the acting admin and the file name; a refused import as its error kind', async () => {
+    const seen: OpEvent[] = [];
+    s.core.events.on((e) => seen.push(e));
+    const res = await exportFile(admin);
+    const name = /filename="([^"]+)"/.exec(String(res.headers['content-disposition']))![1]!;
+    expect((await s.api('POST', '/api/admin/backup/import?name=mine.json', { token: admin, body: res.json() })).code).toBe(200);
+    expect((await s.api('POST', '/api/admin/backup/import', { token: admin, body: { nothing: 1 } })).code).toBe(400);
+    expect((await exportFile(user)).json().code).toBe(403);
+    const mine = seen.filter((e) => e.op.startsWith('backup_')).map((e) => [e.op, e.path, e.user, e.result, e.front]);
+    expect(mine).toEqual([
+      ['backup_export', name, 'admin', 'ok', 'api'],
+      ['backup_import', 'mine.json', 'admin', 'ok', 'api'],
+      ['backup_import', '', 'admin', 'BadRequest', 'api'],
+    ]);
   });
 
   it('about: the version, build, Node.js, database engine and uptime, and no paths', async () => {

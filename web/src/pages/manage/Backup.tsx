@@ -113,7 +113,7 @@ export default function Backup() {
         throw new Error(t('backup.not_json', { error: (err as Error).message }));
       }
       setReport(undefined);
-      setReport(await api<ImportReport>('/admin/backup/import', body));
+      setReport(await api<ImportReport>(`/admin/backup/import?name=${encodeURIComponent(file.name)}`, body));
       notify(t('done'));
     });
   };

@@ -34,6 +34,7 @@ const OPS = [
   'share_create', 'share_update', 'share_delete', 'share_visit', 'user_create', 'user_update', 'user_delete',
   'storage_create', 'storage_update', 'storage_delete', 'meta_create', 'meta_update', 'meta_delete', 'setting_update',
   'key_create', 'key_delete', 'hook_create', 'hook_update', 'hook_delete', 'session_end',
+  'backup_export', 'backup_import',
 ];
 
 const lines = (s: string) => s.split('\n').map((l) => l.trim()).filter(Boolean);
