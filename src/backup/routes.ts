@@ -66,8 +66,10 @@ export function backupRoutes(app: FastifyInstance, core: Core): void {
     handler: (ctx) =>
       adminChange(core, ctx, 'backup_import', ctx.input.name, async () => {
         const report = await (await installation()).importInstallation(core, ctx.req.body ?? {});
-        // The import wrote the storages' rows: mount them as they now are, here and on the other processes.
+        // The import wrote the storages' and the path rules' rows: mount and load them as they now
+        // are, here and on the other processes (settings, users and groups announce their own writes).
         for (const id of await core.storages.reconcile()) core.storages.onAdminChange(id);
+        await core.metas.changed();
         return reportJson(report);
       }),
   });
