@@ -76,7 +76,7 @@ describe.runIf(requireChromium('the backup and about pages browser test'))('Back
     expect(await w.page.locator('a', { hasText: 'API reference' }).getAttribute('href')).toBe('/openapi');
   });
 
-  it('the Traffic group saves a speed limit; the FTP group and Other are shown', async () => {
+  it('the Traffic group saves a speed limit; the FTP group is shown; Other shows and resets the admin token', async () => {
     await w.page.goto(`${w.base}/@manage/settings/traffic`);
     const speed = w.page.locator('input[name=max_client_download_speed]');
     await speed.waitFor();
@@ -92,6 +92,13 @@ describe.runIf(requireChromium('the backup and about pages browser test'))('Back
     expect(await w.page.locator('input[name=ftp_mandatory_tls]').count()).toBe(1);
     await w.page.goto(`${w.base}/@manage/settings/other`);
     await expect.poll(() => w.page.locator('input[name=token]').inputValue()).toBe(w.s.core.settings.get('token'));
+    const old = w.s.core.settings.get('token');
+    await w.page.locator('button', { hasText: 'Reset token' }).click();
+    await w.page.locator('.dialog button', { hasText: 'OK' }).click();
+    await expect.poll(() => w.s.core.settings.get('token')).not.toBe(old);
+    await expect.poll(() => w.page.locator('input[name=token]').inputValue()).toBe(w.s.core.settings.get('token'));
+    // the page's own session holds
+    expect((await w.page.evaluate(() => fetch('/api/me', { headers: { Authorization: localStorage.getItem('token') ?? '' } }).then((r) => r.json()))).data.username).toBe('admin');
   });
 
   it('the tab title names the page: manage pages and the folder on screen', async () => {
