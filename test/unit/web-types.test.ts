@@ -46,9 +46,10 @@ const checks: [
   Same<Web.Setting, Wire.Setting>, Same<Web.SshKey, Wire.SshKey>, Same<Web.S3Key, Wire.S3Key>, Same<Web.AppPassword, Wire.AppPassword>,
   Same<Web.Passkey, Wire.Passkey>, Same<Web.Share, Wire.Share>, Same<Web.UploadSnapshot, Wire.UploadSnapshot>,
   Same<Web.ArchiveMeta, Wire.ArchiveMeta>, Same<Web.TrashEntry, Wire.TrashEntry>, Same<Web.WopiSession, Wire.WopiSession>, Same<Web.SyncJob, Wire.SyncJob>, Same<Web.SyncReport, Wire.SyncReport>,
+  Same<Web.About, Wire.About>, Same<Web.ImportReport, Wire.ImportReport>,
   // a field only the shape has, so a hand-written copy would not pass
   Same<Web.Obj['hash_info'], Record<string, string> | null>,
-] = [true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true];
+] = [true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true];
 export default checks;
 // and a field the shapes do not have is an error
 // @ts-expect-error
