@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ProtocolListener } from '../../src/protocols/listeners.js';
 import { startFtpServer } from '../../src/protocols/ftp/server.js';
 import { userOwner } from '../../src/view/quota.js';
+import { makeZip } from '../archive/fixtures.js';
 import { BACKENDS } from '../helpers/backends.js';
 import { localStorage, makeTree } from '../helpers/files.js';
 import { startServer, type TestServer } from '../helpers/server.js';
@@ -192,6 +193,28 @@ describe.each(BACKENDS)('quotas ($name)', (backend) => {
     expect(await me()).toMatchObject({ used_bytes: before.used_bytes + 7, used_files: before.used_files + 1 });
     expect(readFileSync(disk('zoe/behind.bin')).length).toBe(7);
   });
+
+  it('an extract task into the root is counted: the files it wrote, once the task is done', async () => {
+    const admin = { token: await s.login() };
+    const raised = await s.api('POST', '/api/admin/user/update', { token: admin.token, body: { id: zoeId, username: 'zoe', quota_bytes: 100_000, quota_files: 100, permission: ALL | 4096 | 8192 } });
+    expect(raised.code, raised.message).toBe(200);
+    try {
+      writeFileSync(disk('zoe/pack.zip'), makeZip({ 'in/a.txt': Buffer.alloc(300, 1), 'in/b.txt': Buffer.alloc(200, 2) }));
+      const before = await s.core.quotas.scan(userOwner((await s.core.repos.users.byId(zoeId))!));
+      // read archives (4096) and extract (8192) for this test
+      const r = await s.api('POST', '/api/fs/archive/decompress', { token, body: { src_dir: '/', dst_dir: '/out', name: ['pack.zip'], put_into_new_dir: false, overwrite: false } });
+      expect(r.code, r.message).toBe(200);
+      await expect.poll(() => existsSync(disk('zoe/out/in/b.txt')) && readFileSync(disk('zoe/out/in/b.txt')).length, { timeout: 20_000 }).toBe(200);
+      // the bytes the task wrote, counted without a walk at each write
+      await expect.poll(async () => (await me()).used_bytes, { timeout: 10_000 }).toBe(before.bytes + 500);
+      expect((await me()).used_files).toBe(before.files + 2);
+    } finally {
+      rmSync(disk('zoe/out'), { recursive: true, force: true });
+      rmSync(disk('zoe/pack.zip'), { force: true });
+      await s.api('POST', '/api/admin/user/update', { token: admin.token, body: { id: zoeId, username: 'zoe', quota_bytes: 100, quota_files: 10, permission: ALL } });
+      await s.core.quotas.scan(userOwner((await s.core.repos.users.byId(zoeId))!));
+    }
+  }, 40_000);
 
   it("WebDAV's RFC 4331 properties show the quota", async () => {
     const body = '<?xml version="1.0"?><D:propfind xmlns:D="DAV:"><D:prop><D:quota-available-bytes/><D:quota-used-bytes/></D:prop></D:propfind>';
