@@ -143,9 +143,15 @@ export class AccountSessions {
   /** Ends every session of a user but `keep` (the caller's own); answers how many ended. */
   async endAll(userId: number, keep?: string): Promise<number> {
     let n = 0;
-    for (const s of await this.list(userId)) {
-      if (s.session_id === keep || s.kind === 'app_password') continue;
-      await this.end(s.session_id, userId).then(() => n++, () => undefined);
+    for (const s of await this.web.live(Date.now(), userId)) {
+      if (s.id === keep) continue;
+      await this.web.delete(s.id);
+      n++;
+    }
+    for (const c of this.connectionsOf(userId)) {
+      this.open.delete(c.id);
+      c.end();
+      n++;
     }
     return n;
   }

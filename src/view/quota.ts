@@ -182,12 +182,11 @@ export class Quotas {
     this.rescans.set(k, t);
   }
 
-  /** Counts the files and bytes of the owner's areas and stores them as its usage. */
-  async scan(o: QuotaOwner): Promise<Usage> {
+  /** The files and bytes below the folders `dirs` (listed afresh), at most SCAN_LIMIT entries; `complete` false past it. */
+  private async count(dirs: string[]): Promise<{ bytes: number; files: number; complete: boolean }> {
     let bytes = 0;
     let files = 0;
     let budget = SCAN_LIMIT;
-    const seen = new Set<string>();
     const walk = async (dir: string): Promise<void> => {
       let objs: Obj[];
       try {
@@ -206,15 +205,45 @@ export class Quotas {
         }
       }
     };
-    for (const area of o.areas) {
-      // an area inside another of the same owner is counted once
-      if (o.areas.some((a) => a !== area && (a === '/' || area.startsWith(`${a}/`))) || seen.has(area)) continue;
-      seen.add(area);
-      await walk(area);
-    }
-    if (budget < 0) this.log.warn({ owner: key(o) }, `quota scan stopped after ${SCAN_LIMIT} entries`);
+    for (const d of dirs) await walk(d);
+    return { bytes, files, complete: budget >= 0 };
+  }
+
+  /** Counts the files and bytes of the owner's areas and stores them as its usage. */
+  async scan(o: QuotaOwner): Promise<Usage> {
+    // an area inside another of the same owner is counted once
+    const areas = [...new Set(o.areas)].filter((area) => !o.areas.some((a) => a !== area && (a === '/' || area.startsWith(`${a}/`))));
+    const { bytes, files, complete } = await this.count(areas);
+    if (!complete) this.log.warn({ owner: key(o) }, `quota scan stopped after ${SCAN_LIMIT} entries`);
     await this.repo.set(o.kind, o.id, bytes, files);
     return { bytes, files, scannedAt: Date.now() };
+  }
+
+  /**
+   * What the entries at `paths` hold (a file its size, a folder what is below it): taken before
+   * and after a folder copy or move, their difference changes the owner's usage by what the copy
+   * brought, at a cost that follows the copy's size rather than the owner's whole tree.
+   */
+  async measure(paths: string[]): Promise<{ bytes: number; files: number; complete: boolean }> {
+    let bytes = 0;
+    let files = 0;
+    const dirs: string[] = [];
+    for (const p of paths) {
+      const obj = await this.fs.get(p).then((g) => g.obj, () => undefined);
+      if (!obj) continue;
+      if (obj.isDir) dirs.push(p);
+      else {
+        bytes += obj.size;
+        files++;
+      }
+    }
+    const below = await this.count(dirs);
+    return { bytes: bytes + below.bytes, files: files + below.files, complete: below.complete };
+  }
+
+  /** Changes the owner's usage by what a change brought or took (`measure` before and after). */
+  async adjust(o: QuotaOwner, bytes: number, files: number): Promise<void> {
+    if (bytes !== 0 || files !== 0) await this.repo.add(o.kind, o.id, bytes, files);
   }
 
   /** Starts the background scans: owners never scanned (a quota just set) soon, every owner hourly. */

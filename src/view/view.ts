@@ -837,8 +837,7 @@ export class View {
     return this.rec.runEach('move', pairsOf(srcDir, dstDir, names), async () => {
       await this.checkBatch(PERM.MOVE, srcDir, dstDir, names);
       await this.requireUnlocked(...names.flatMap((n): Array<[string, boolean]> => [[join(srcDir, n), true], [join(dstDir, n), true]]));
-      this.recountLater(srcDir, dstDir);
-      return this.core.writer.move(srcDir, dstDir, names, { overwrite, creator: this.taskCreator });
+      return this.counted(srcDir, dstDir, names, () => this.core.writer.move(srcDir, dstDir, names, { overwrite, creator: this.taskCreator }));
     });
   }
 
@@ -851,14 +850,45 @@ export class View {
     return this.rec.runEach('copy', pairsOf(srcDir, dstDir, names), async () => {
       await this.checkBatch(PERM.COPY, srcDir, dstDir, names);
       await this.requireUnlocked(...names.map((n): [string, boolean] => [join(dstDir, n), true]));
-      this.recountLater(dstDir);
-      return this.core.writer.copy(srcDir, dstDir, names, { overwrite, creator: this.taskCreator });
+      return this.counted(undefined, dstDir, names, () => this.core.writer.copy(srcDir, dstDir, names, { overwrite, creator: this.taskCreator }));
     });
   }
 
   /**
-   * Folders moved or copied, archives extracted (tasks, folder by folder): their quota owners are
-   * counted again shortly and by the background scans, not file by file.
+   * A batch move (`srcDir` set) or copy of `names` into `dstDir`, with the quota owners' usage
+   * following it: done at once, what the names hold at the destination before and after (and, for
+   * a move, at the source) changes each owner by the difference, a cost that follows the batch's
+   * size; done by tasks (another storage) or past the walk's bound, the owners are counted again
+   * shortly and by the background scans. A move within one owner's area changes nothing.
+   */
+  private async counted(srcDir: string | undefined, dstDir: string, names: string[], run: () => Promise<Task[]>): Promise<Task[]> {
+    const from = srcDir === undefined ? undefined : this.quotaOwner(srcDir);
+    const to = this.quotaOwner(dstDir);
+    const same = from !== undefined && to !== undefined && from.kind === to.kind && from.id === to.id;
+    if (same || (!from && !to)) return run();
+    const at = (dir: string) => names.map((n) => join(dir, n));
+    const quotas = this.core.quotas;
+    const [srcBefore, dstBefore] = await Promise.all([from ? quotas.measure(at(srcDir!)) : undefined, to ? quotas.measure(at(dstDir)) : undefined]);
+    const tasks = await run();
+    if (tasks.length > 0 || srcBefore?.complete === false || dstBefore?.complete === false) {
+      this.recountLater(...(srcDir === undefined ? [dstDir] : [srcDir, dstDir]));
+      return tasks;
+    }
+    if (from && srcBefore) {
+      const left = await quotas.measure(at(srcDir!));
+      await quotas.adjust(from, left.bytes - srcBefore.bytes, left.files - srcBefore.files);
+    }
+    if (to && dstBefore) {
+      const after = await quotas.measure(at(dstDir));
+      if (!after.complete) this.recountLater(dstDir);
+      else await quotas.adjust(to, after.bytes - dstBefore.bytes, after.files - dstBefore.files);
+    }
+    return tasks;
+  }
+
+  /**
+   * Folders moved or copied by tasks, archives extracted (folder by folder): their quota owners
+   * are counted again shortly and by the background scans, not file by file.
    */
   private recountLater(...dirs: string[]): void {
     for (const d of dirs) {
