@@ -21,12 +21,16 @@
 //   the page's scroller (the document, or the largest scrollable element) from top to bottom,
 //   SCROLL_STEP px per animation frame, and records the gaps between frames; the worst gap
 //   (and p95) is reported. The throttle is reset afterwards.
+// - the share visitor's page: a share of /big made on each server, loaded at `/@s/<id>` in a
+//   context with no token (the visitor's first load), first row as above (issue 44).
+// Each row's target is ≤ 0.5× OpenList's.
 
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { type Browser, chromium } from 'playwright-core';
 import { createSmallFiles } from './lib/files.js';
+import { apiCall } from './lib/http.js';
 import { makeTempDir, removeTempDir } from './lib/proc.js';
 import { type Atrium, startAtrium } from './lib/servers.js';
 import { fmtNum, median, percentile } from './lib/stats.js';
@@ -41,6 +45,8 @@ interface Front {
   name: string;
   rowSelector: string;
   server?: Atrium;
+  /** A share of /big made on this server (the visitor's page, `/@s/<id>`). */
+  shareId?: string;
 }
 
 interface Round {
@@ -113,11 +119,12 @@ const scrollAll = (step: number) => `(async () => {
   });
 })()`;
 
-async function measure(browser: Browser, front: Front, folder: string): Promise<Round & { scroller: string }> {
+/** One page load of `folder`: as the admin, or (`visitor`) as a share's visitor, with no token. */
+async function measure(browser: Browser, front: Front, folder: string, visitor = false): Promise<Round & { scroller: string }> {
   const s = front.server!;
   const ctx = await browser.newContext({ viewport: VIEWPORT });
   try {
-    await ctx.addInitScript({ content: `try { localStorage.setItem('token', ${JSON.stringify(s.token)}); } catch {}` });
+    if (!visitor) await ctx.addInitScript({ content: `try { localStorage.setItem('token', ${JSON.stringify(s.token)}); } catch {}` });
     await ctx.addInitScript({ content: firstRowWatcher(front.rowSelector) });
     const page = await ctx.newPage();
     page.setDefaultTimeout(60_000);
@@ -172,10 +179,12 @@ async function run(ctx: BenchContext, result: AreaResult): Promise<void> {
       ctx.log(`${f.name}: ${files} files in /big`);
       await createSmallFiles(path.join(data, 'files', 'big'), files, ctx.signal);
       f.server = await startAtrium(ctx.repoRoot, data, { signal: ctx.signal });
+      f.shareId = (await apiCall<{ id: string }>(f.server.base, '/api/share/create', { token: f.server.token, body: { files: ['/big'] } })).data.id;
     }
     browser = await launch();
     result.environment.chromium_version = browser.version();
     const rounds: Record<string, Array<Round & { scroller: string }>> = {};
+    const shareRounds: Record<string, Array<Round & { scroller: string }>> = {};
     const detail: Array<Array<string | number | null>> = [];
     for (let r = 0; r < reps; r++) {
       for (const f of r % 2 ? [...fronts].reverse() : fronts) {
@@ -185,6 +194,10 @@ async function run(ctx: BenchContext, result: AreaResult): Promise<void> {
           (rounds[f.name] ??= []).push(m);
           detail.push([f.name, r + 1, fmtNum(m.firstRowMs, 0), m.domNodes, m.rowsInDom, fmtNum(m.worstFrameMs, 1), fmtNum(m.p95FrameMs, 1), m.frames, m.scrolledPx, m.scroller]);
           ctx.log(`${f.name} round ${r + 1}: first row ${fmtNum(m.firstRowMs, 0)} ms, ${m.domNodes} nodes (${m.rowsInDom} rows), worst frame ${fmtNum(m.worstFrameMs, 1)} ms over ${m.frames} frames`);
+          const v = await measure(browser, f, `/@s/${f.shareId}`, true);
+          (shareRounds[f.name] ??= []).push(v);
+          detail.push([`${f.name}, share visitor`, r + 1, fmtNum(v.firstRowMs, 0), v.domNodes, v.rowsInDom, fmtNum(v.worstFrameMs, 1), fmtNum(v.p95FrameMs, 1), v.frames, v.scrolledPx, v.scroller]);
+          ctx.log(`${f.name} round ${r + 1}, share visitor: first row ${fmtNum(v.firstRowMs, 0)} ms, ${v.domNodes} nodes`);
         } catch (err) {
           result.errors.push({ benchmark: `round ${r + 1}`, subject: f.name, message: (err as Error).message.slice(0, 600) });
           ctx.log(`${f.name} round ${r + 1} failed: ${(err as Error).message.split('\n')[0]}`);
@@ -196,17 +209,18 @@ async function run(ctx: BenchContext, result: AreaResult): Promise<void> {
       columns: ['front end', 'round', 'first row ms', 'DOM nodes', 'rows in DOM', 'worst frame ms', 'p95 frame ms', 'frames', 'scrolled px', 'scroller'],
       rows: detail,
     });
-    const [a, o] = fronts.map((f) => rounds[f.name] ?? []);
     const med = (xs: Array<Round> | undefined, k: keyof Round) => (xs?.length ? median(xs.map((x) => x[k])) : null);
-    const row = (benchmark: string, k: keyof Round, unit: string) => {
+    const row = (benchmark: string, k: keyof Round, unit: string, of = rounds) => {
+      const [a, o] = fronts.map((f) => of[f.name] ?? []);
       const av = med(a, k);
       const ov = med(o, k);
-      result.summary.push({ benchmark, atrium: av, peerName: fronts[1]!.name, peer: ov, unit, ratio: av !== null && ov ? av / ov : null });
+      result.summary.push({ benchmark, atrium: av, peerName: fronts[1]!.name, peer: ov, unit, ratio: av !== null && ov ? av / ov : null, target: '≤ 0.5×', met: av !== null && ov ? av / ov <= 0.5 : null });
     };
     row(`navigation to the first row visible, /big (${files} files), median`, 'firstRowMs', 'ms');
     row('DOM nodes once the listing is shown, median', 'domNodes', 'nodes');
     row('worst frame while scrolling the whole list, CPU 4× slower, median', 'worstFrameMs', 'ms');
-    result.raw = { rounds };
+    row(`share visitor's page /@s/<id> of /big: first load to the first row visible, median`, 'firstRowMs', 'ms', shareRounds);
+    result.raw = { rounds, share_rounds: shareRounds };
     result.environment.loadavg_at_end = loadavg();
   } finally {
     await browser?.close();
