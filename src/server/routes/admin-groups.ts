@@ -4,7 +4,8 @@ import { groupJson } from '../../auth/groups.js';
 import type { Core } from '../../core.js';
 import { originOf } from '../../http/origin.js';
 import { apiRoute } from '../route.js';
-import { groupShape, pageShape, rootShape } from '../shapes.js';
+import { groupShape, pageShape } from '../shapes.js';
+import { accountFields } from './account-fields.js';
 import { int, pageOf, pageQuery } from '../validation.js';
 
 const idQuery = z.object({ id: int() });
@@ -13,13 +14,7 @@ export const groupBody = z.object({
   id: int().optional(),
   name: z.string({ error: 'name is required' }),
   permission: int().optional(),
-  roots: z.array(rootShape).max(64).optional(),
-  quota_bytes: int().optional(),
-  quota_files: int().optional(),
-  upload_rate: int().optional(),
-  download_rate: int().optional(),
-  max_transfers: int().optional(),
-  max_sessions: int().optional(),
+  ...accountFields,
 });
 
 /** `/api/admin/group/*` (admin only), declared as the users' routes: by-id verbs take `?id=`. */

@@ -4,7 +4,8 @@ import { userJson } from '../../auth/accounts.js';
 import type { Core } from '../../core.js';
 import { NotFound } from '../../errors.js';
 import { apiRoute } from '../route.js';
-import { pageShape, rootShape, userShape } from '../shapes.js';
+import { pageShape, userShape } from '../shapes.js';
+import { accountFields } from './account-fields.js';
 import { boolish, int, pageOf, pageQuery } from '../validation.js';
 import { originOf } from '../../http/origin.js';
 import type { Actor } from '../../auth/accounts.js';
@@ -22,13 +23,7 @@ export const userBody = z.object({
   sso_id: z.string().optional(),
   allow_ldap: boolish().optional(),
   group_ids: z.array(int()).max(1000).optional(),
-  roots: z.array(rootShape).max(64).optional(),
-  quota_bytes: int().optional(),
-  quota_files: int().optional(),
-  upload_rate: int().optional(),
-  download_rate: int().optional(),
-  max_transfers: int().optional(),
-  max_sessions: int().optional(),
+  ...accountFields,
 });
 
 /** `/api/admin/user/*` (admin only). By-id verbs take `?id=` in the query, as the original. */
