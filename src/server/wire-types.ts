@@ -81,3 +81,7 @@ export type SyncReport = z.infer<typeof syncReportShape>;
 export type About = z.infer<typeof aboutShape>;
 /** `POST /api/admin/backup/import`. */
 export type ImportReport = z.infer<typeof importReportShape>;
+
+/** The audit log's operation names and results (audit/events.ts, errors.ts), for the audit and hooks pages. */
+export type { EventOp, EventFront } from '../audit/events.js';
+export type { ErrorKind } from '../errors.js';

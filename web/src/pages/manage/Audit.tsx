@@ -4,6 +4,7 @@ import { api } from '../../api';
 import { formatDate, formatSize } from '../../format';
 import { t } from '../../i18n';
 import { DataTable, PageHead } from './Table';
+import { FRONTS, OPS, RESULTS } from '../../audit-ops';
 
 interface AuditEvent {
   id: number;
@@ -20,16 +21,6 @@ interface AuditEvent {
 }
 
 const PER_PAGE = 50;
-const FRONTS = ['api', 'raw', 'share', 'webdav', 'sftp', 'ftp', 's3', 'wopi', 'task', 'cli'];
-/** The operations of the audit log (src/audit/events.ts EVENT_OPS). */
-const OPS = [
-  'login', 'list', 'download', 'upload', 'direct_upload', 'mkdir', 'rename', 'move', 'copy', 'remove', 'extract', 'offline_download',
-  'share_create', 'share_update', 'share_delete', 'share_visit', 'user_create', 'user_update', 'user_delete',
-  'storage_create', 'storage_update', 'storage_delete', 'meta_create', 'meta_update', 'meta_delete', 'setting_update',
-  'key_create', 'key_delete', 'hook_create', 'hook_update', 'hook_delete', 'session_end',
-  'backup_export', 'backup_import',
-];
-const RESULTS = ['ok', 'Forbidden', 'PasswordRequired', 'Hidden', 'NotFound', 'Exists', 'BadRequest', 'Unauthorized', 'OtpRequired', 'NotEmpty', 'Conflict', 'Integrity', 'Unsupported', 'TooLarge', 'PathTooLong', 'TooManyRequests', 'Upstream', 'Unavailable', 'Internal'];
 
 type Filters = Record<'user' | 'op' | 'front' | 'path' | 'result' | 'since' | 'until', string>;
 const EMPTY: Filters = { user: '', op: '', front: '', path: '', result: '', since: '', until: '' };
@@ -46,7 +37,7 @@ function query(f: Filters, page: number): string {
   return `/admin/audit/list?${q}`;
 }
 
-function Choice(props: { name: keyof Filters; label: string; options: string[]; value: string; onChange: (v: string) => void }) {
+function Choice(props: { name: keyof Filters; label: string; options: readonly string[]; value: string; onChange: (v: string) => void }) {
   return (
     <label>
       {props.label}

@@ -6,6 +6,7 @@ import { t } from '../../i18n';
 import { DataTable } from './Table';
 import { bool, recordDialog } from './recordDialog';
 import { type ListCall, RecordList } from './RecordList';
+import { OPS } from '../../audit-ops';
 
 type Action = { type: 'http'; url: string; secret: string; secret_set?: boolean } | { type: 'command'; command: string[] };
 
@@ -28,14 +29,6 @@ interface DeadLetter {
   last_error: string;
 }
 
-/** The operations a hook can name (the audit log's, src/audit/events.ts EVENT_OPS). */
-const OPS = [
-  'login', 'list', 'download', 'upload', 'direct_upload', 'mkdir', 'rename', 'move', 'copy', 'remove', 'extract', 'offline_download',
-  'share_create', 'share_update', 'share_delete', 'share_visit', 'user_create', 'user_update', 'user_delete',
-  'storage_create', 'storage_update', 'storage_delete', 'meta_create', 'meta_update', 'meta_delete', 'setting_update',
-  'key_create', 'key_delete', 'hook_create', 'hook_update', 'hook_delete', 'session_end',
-  'backup_export', 'backup_import',
-];
 
 const lines = (s: string) => s.split('\n').map((l) => l.trim()).filter(Boolean);
 
