@@ -14,6 +14,8 @@ export function quotaCommands(program: Command): void {
     .option('--group <name>', 'only this group')
     .action(async (opts: { user?: string; group?: string }, cmd: Command) => {
       await withReadyCore(dataDir(cmd), async (core) => {
+        // The owners' areas are read through the storages, mounted here as the server mounts them.
+        await core.storages.loadAll();
         let owners: QuotaOwner[];
         if (opts.user !== undefined || opts.group !== undefined) {
           owners = [];
