@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config/load.js';
 import { openDatabase } from '../../src/db/index.js';
 import { dropAll } from '../../src/db/migrations.js';
@@ -103,6 +103,12 @@ for (const DB_NAME of DB_NAMES) {
       expect((await api(0, 'POST', '/api/admin/user/create', admin, { username: 'norm', password: 'n1', permission: 256, base_path: '/' })).code).toBe(200);
       await within(5000, 'the storages on B', async () => (await dav(1, '/extra/e.txt')).status === 200);
     }, 180_000);
+
+    // A test that failed with Redis cut off (or B paused) leaves neither to the next one.
+    afterEach(() => {
+      proxy?.restore();
+      procs[1]?.child.kill('SIGCONT');
+    });
 
     afterAll(async () => {
       console.log(`staleness measured on the cut-off process (ms): ${JSON.stringify(measured)}`);
