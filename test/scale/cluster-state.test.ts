@@ -10,6 +10,7 @@ import { BACKENDS } from '../helpers/backends.js';
 import { localStorage } from '../helpers/files.js';
 import { atrium, callApi, freePort, type ServerProcess, startServerProcess } from '../helpers/process.js';
 import { dropRedisKeys, REDIS_URL, redisReachable } from '../helpers/redis.js';
+import { monitorRedis } from '../helpers/redis-monitor.js';
 import { startTcpProxy, type TcpProxy } from '../helpers/tcp-proxy.js';
 import { connectSftp } from '../helpers/sftp.js';
 import { execFile } from 'node:child_process';
@@ -296,16 +297,16 @@ for (const DB_NAME of DB_NAMES) {
       // the same time, so the server-wide INFO counters are not this cluster's. MONITOR shows each
       // command with its arguments; ours name a key or channel under the cluster's prefix. BullMQ's
       // own pollers (keys under `bull:`, a burst every 30 s per queue, whatever the traffic) are left out.
-      const probe = new Redis(REDIS_URL);
       const probeCommands = new Redis(REDIS_URL);
-      const monitor = await probe.monitor();
+      let onCommand: (args: string[]) => void = () => undefined;
+      const monitor = await monitorRedis(REDIS_URL, (args) => onCommand(args));
       let ours = 0;
       const marker = `${keyPrefix}monitor-marker`;
       let marked: (() => void) | undefined;
-      monitor.on('monitor', (_time: string, args: string[]) => {
+      onCommand = (args) => {
         if (args[1] === marker) marked?.();
-        else if (args.some((a) => String(a).startsWith(keyPrefix)) && !args.some((a) => String(a).startsWith(`${keyPrefix}bull:`))) ours++;
-      });
+        else if (args.some((a) => a.startsWith(keyPrefix)) && !args.some((a) => a.startsWith(`${keyPrefix}bull:`))) ours++;
+      };
       // MONITOR streams commands in the order Redis ran them, possibly late: a marker sent now
       // and seen on the stream means every command before it has been counted.
       const redisCalls = async () => {
@@ -342,8 +343,7 @@ for (const DB_NAME of DB_NAMES) {
         }
         expect(webdav.queries).toBeLessThanOrEqual(N + background(webdav));
       } finally {
-        monitor.disconnect();
-        probe.disconnect();
+        monitor.close();
         probeCommands.disconnect();
       }
     }, 60_000);

@@ -12,6 +12,7 @@ import { type FileServer, startFileServer } from '../helpers/file-server.js';
 import { localStorage } from '../helpers/files.js';
 import { atrium, callApi, freePort, type ServerProcess, startServerProcess } from '../helpers/process.js';
 import { dropRedisKeys, REDIS_URL, redisReachable } from '../helpers/redis.js';
+import { monitorRedis } from '../helpers/redis-monitor.js';
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { missingPrograms, startNginxRoundRobin } from '../drivers/peers.js';
@@ -352,18 +353,18 @@ for (const DB_NAME of DB_NAMES) {
       let probes = 0;
       const allQueries = async () => (await metricsQueries()) - probeCost * ++probes;
       const { Redis } = await import('ioredis');
-      const probe = new Redis(REDIS_URL);
       const probeCommands = new Redis(REDIS_URL);
       // Commands under the cluster's key prefix, less BullMQ's own pollers (`bull:` keys, a burst
       // every 30 s per queue whatever the traffic).
-      const monitor = await probe.monitor();
+      let onCommand: (args: string[]) => void = () => undefined;
+      const monitor = await monitorRedis(REDIS_URL, (args) => onCommand(args));
       let ours = 0;
       const marker = `${keyPrefix}monitor-marker`;
       let marked: (() => void) | undefined;
-      monitor.on('monitor', (_time: string, args: string[]) => {
+      onCommand = (args) => {
         if (args[1] === marker) marked?.();
-        else if (args.some((a) => String(a).startsWith(keyPrefix)) && !args.some((a) => String(a).startsWith(`${keyPrefix}bull:`))) ours++;
-      });
+        else if (args.some((a) => a.startsWith(keyPrefix)) && !args.some((a) => a.startsWith(`${keyPrefix}bull:`))) ours++;
+      };
       // MONITOR streams commands in the order Redis ran them, possibly late: a marker sent now and
       // seen on the stream means every command before it has been counted.
       const counted = async () => {
@@ -398,8 +399,7 @@ for (const DB_NAME of DB_NAMES) {
         expect(dav.queries).toBeLessThanOrEqual(N + background(dav));
         expect(dav.redis).toBeLessThanOrEqual(N + N / 2);
       } finally {
-        monitor.disconnect();
-        probe.disconnect();
+        monitor.close();
         probeCommands.disconnect();
       }
     }, 60_000);
