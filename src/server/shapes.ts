@@ -261,3 +261,18 @@ export const sessionShape = z.object({
   status: z.number().int(),
   current: z.boolean(),
 });
+
+/** One event of the audit log (`/api/admin/audit/list`). */
+export const auditEventShape = z.object({
+  id: z.number().int(),
+  time: z.string().describe('ISO 8601'),
+  user: z.string(),
+  front: z.string(),
+  op: z.string(),
+  path: z.string(),
+  dst_path: z.string(),
+  bytes: z.number().int(),
+  result: z.string().describe('ok or the error kind'),
+  ip: z.string(),
+  request_id: z.string(),
+});

@@ -6,6 +6,7 @@
 import type { z } from 'zod';
 import type {
   appPasswordShape,
+  auditEventShape,
   archiveMetaShape,
   archiveTreeShape,
   getShape,
@@ -85,3 +86,4 @@ export type ImportReport = z.infer<typeof importReportShape>;
 /** The audit log's operation names and results (audit/events.ts, errors.ts), for the audit and hooks pages. */
 export type { EventOp, EventFront } from '../audit/events.js';
 export type { ErrorKind } from '../errors.js';
+export type AuditEvent = z.infer<typeof auditEventShape>;

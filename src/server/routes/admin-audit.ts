@@ -3,21 +3,7 @@ import { z } from 'zod';
 import type { Core } from '../../core.js';
 import { eventJson, MAX_PER_PAGE, parseFilter } from '../../audit/query.js';
 import { apiRoute } from '../route.js';
-import { pageShape } from '../shapes.js';
-
-const auditEventShape = z.object({
-  id: z.number().int(),
-  time: z.string().describe('ISO 8601'),
-  user: z.string(),
-  front: z.string(),
-  op: z.string(),
-  path: z.string(),
-  dst_path: z.string(),
-  bytes: z.number().int(),
-  result: z.string().describe('ok or the error kind'),
-  ip: z.string(),
-  request_id: z.string(),
-});
+import { auditEventShape, pageShape } from '../shapes.js';
 
 const filter = z.string().optional();
 const positive = (field: string, max: number) =>

@@ -1,24 +1,11 @@
 // The audit log (admins): every operation, newest first, with the filters of /api/admin/audit/list.
 import { createResource, createSignal, For, Show } from 'solid-js';
 import { api } from '../../api';
+import type { AuditEvent } from '../../../../src/server/wire-types';
 import { formatDate, formatSize } from '../../format';
 import { t } from '../../i18n';
 import { DataTable, PageHead } from './Table';
 import { FRONTS, OPS, RESULTS } from '../../audit-ops';
-
-interface AuditEvent {
-  id: number;
-  time: string;
-  user: string;
-  front: string;
-  op: string;
-  path: string;
-  dst_path: string;
-  bytes: number;
-  result: string;
-  ip: string;
-  request_id: string;
-}
 
 const PER_PAGE = 50;
 
