@@ -64,3 +64,36 @@ function parseArgs(s: string): string[] {
   }
   return out;
 }
+
+/**
+ * Counts the commands Redis runs that name a key or channel under `keyPrefix`, less BullMQ's own
+ * pollers (keys under `<prefix>bull:`, a burst every 30 s per queue whatever the traffic).
+ * `counted()` answers the count once every command run before the call is in it: MONITOR streams
+ * commands in the order Redis ran them, possibly late, so it sends a marker on a connection of
+ * its own and waits to see it on the stream.
+ */
+export async function countCommands(url: string, keyPrefix: string): Promise<{ counted(): Promise<number>; close(): void }> {
+  const marker = `${keyPrefix}monitor-marker`;
+  let ours = 0;
+  let marked: (() => void) | undefined;
+  const monitor = await monitorRedis(url, (args) => {
+    if (args[1] === marker) marked?.();
+    else if (args.some((a) => a.startsWith(keyPrefix)) && !args.some((a) => a.startsWith(`${keyPrefix}bull:`))) ours++;
+  });
+  const u = new URL(url);
+  const sender = net.connect(Number(u.port || 6379), u.hostname);
+  sender.on('data', () => undefined);
+  sender.on('error', () => undefined);
+  return {
+    counted: async () => {
+      const seen = new Promise<void>((resolve) => (marked = resolve));
+      sender.write(`*2\r\n$3\r\nGET\r\n$${Buffer.byteLength(marker)}\r\n${marker}\r\n`);
+      await seen;
+      return ours;
+    },
+    close: () => {
+      monitor.close();
+      sender.destroy();
+    },
+  };
+}

@@ -10,7 +10,7 @@ import { BACKENDS } from '../helpers/backends.js';
 import { localStorage } from '../helpers/files.js';
 import { atrium, callApi, freePort, type ServerProcess, startServerProcess } from '../helpers/process.js';
 import { dropRedisKeys, REDIS_URL, redisReachable } from '../helpers/redis.js';
-import { monitorRedis } from '../helpers/redis-monitor.js';
+import { countCommands } from '../helpers/redis-monitor.js';
 import { startTcpProxy, type TcpProxy } from '../helpers/tcp-proxy.js';
 import { connectSftp } from '../helpers/sftp.js';
 import { execFile } from 'node:child_process';
@@ -292,29 +292,13 @@ for (const DB_NAME of DB_NAMES) {
       const probeCost = -(await metricsQueries()) + (await metricsQueries());
       let probes = 0;
       const dbQueries = async () => (await metricsQueries()) - probeCost * ++probes;
-      const { Redis } = await import('ioredis');
       // Redis commands of this cluster only: the machine's Redis serves every test file running at
       // the same time, so the server-wide INFO counters are not this cluster's. MONITOR shows each
       // command with its arguments; ours name a key or channel under the cluster's prefix. BullMQ's
       // own pollers (keys under `bull:`, a burst every 30 s per queue, whatever the traffic) are left out.
-      const probeCommands = new Redis(REDIS_URL);
-      let onCommand: (args: string[]) => void = () => undefined;
-      const monitor = await monitorRedis(REDIS_URL, (args) => onCommand(args));
-      let ours = 0;
-      const marker = `${keyPrefix}monitor-marker`;
-      let marked: (() => void) | undefined;
-      onCommand = (args) => {
-        if (args[1] === marker) marked?.();
-        else if (args.some((a) => a.startsWith(keyPrefix)) && !args.some((a) => a.startsWith(`${keyPrefix}bull:`))) ours++;
-      };
-      // MONITOR streams commands in the order Redis ran them, possibly late: a marker sent now
-      // and seen on the stream means every command before it has been counted.
-      const redisCalls = async () => {
-        const seen = new Promise<void>((resolve) => (marked = resolve));
-        await probeCommands.get(marker);
-        await seen;
-        return ours;
-      };
+      // Commands under the cluster's key prefix (test/helpers/redis-monitor.ts).
+      const commands = await countCommands(REDIS_URL, keyPrefix);
+      const redisCalls = () => commands.counted();
       const token = await login(1, 'admin', PASSWORD);
       const N = 100;
       const run = async (what: () => Promise<unknown>) => {
@@ -343,8 +327,7 @@ for (const DB_NAME of DB_NAMES) {
         }
         expect(webdav.queries).toBeLessThanOrEqual(N + background(webdav));
       } finally {
-        monitor.close();
-        probeCommands.disconnect();
+        commands.close();
       }
     }, 60_000);
 

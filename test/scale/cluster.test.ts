@@ -12,7 +12,7 @@ import { type FileServer, startFileServer } from '../helpers/file-server.js';
 import { localStorage } from '../helpers/files.js';
 import { atrium, callApi, freePort, type ServerProcess, startServerProcess } from '../helpers/process.js';
 import { dropRedisKeys, REDIS_URL, redisReachable } from '../helpers/redis.js';
-import { monitorRedis } from '../helpers/redis-monitor.js';
+import { countCommands } from '../helpers/redis-monitor.js';
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { missingPrograms, startNginxRoundRobin } from '../drivers/peers.js';
@@ -352,27 +352,9 @@ for (const DB_NAME of DB_NAMES) {
       const probeCost = -(await metricsQueries()) + (await metricsQueries());
       let probes = 0;
       const allQueries = async () => (await metricsQueries()) - probeCost * ++probes;
-      const { Redis } = await import('ioredis');
-      const probeCommands = new Redis(REDIS_URL);
-      // Commands under the cluster's key prefix, less BullMQ's own pollers (`bull:` keys, a burst
-      // every 30 s per queue whatever the traffic).
-      let onCommand: (args: string[]) => void = () => undefined;
-      const monitor = await monitorRedis(REDIS_URL, (args) => onCommand(args));
-      let ours = 0;
-      const marker = `${keyPrefix}monitor-marker`;
-      let marked: (() => void) | undefined;
-      onCommand = (args) => {
-        if (args[1] === marker) marked?.();
-        else if (args.some((a) => a.startsWith(keyPrefix)) && !args.some((a) => a.startsWith(`${keyPrefix}bull:`))) ours++;
-      };
-      // MONITOR streams commands in the order Redis ran them, possibly late: a marker sent now and
-      // seen on the stream means every command before it has been counted.
-      const counted = async () => {
-        const seen = new Promise<void>((resolve) => (marked = resolve));
-        await probeCommands.get(marker);
-        await seen;
-        return ours;
-      };
+      // Commands under the cluster's key prefix (test/helpers/redis-monitor.ts).
+      const commands = await countCommands(REDIS_URL, keyPrefix);
+      const counted = () => commands.counted();
       const token = await login(2);
       const N = 100;
       // Requests spread over the three processes, as a round-robin balancer sends them.
@@ -399,8 +381,7 @@ for (const DB_NAME of DB_NAMES) {
         expect(dav.queries).toBeLessThanOrEqual(N + background(dav));
         expect(dav.redis).toBeLessThanOrEqual(N + N / 2);
       } finally {
-        monitor.close();
-        probeCommands.disconnect();
+        commands.close();
       }
     }, 60_000);
 
