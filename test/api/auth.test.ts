@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { SignJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { AUTH_CACHE_TTL_MS } from '../../src/auth/auth-cache.js';
 import { totpNow } from '../../src/auth/totp.js';
 import { BACKENDS } from '../helpers/backends.js';
 import { ADMIN_PASSWORD, startServer, type TestServer } from '../helpers/server.js';
@@ -219,12 +220,18 @@ describe.each(BACKENDS)('auth on $name', (backend) => {
     await s.api('POST', '/api/admin/user/create', { token: admin, body: { username: 'hank', password: 'h1', permission: 0 } });
     const hank = (await s.api('POST', '/api/auth/login', { body: { username: 'hank', password: 'h1' } })).data.token;
     expect((await s.api('GET', '/api/me', { token: hank })).data.username).toBe('hank');
+    // The audit rows of the sign-in and of the changes are written before each window opens: it
+    // counts what the requests cost. A cached copy is read again once it is AUTH_CACHE_TTL_MS old.
+    await s.core.audit.flush();
+    const started = Date.now();
+    expect((await s.api('GET', '/api/me', { token: hank })).code).toBe(200); // cached at or after `started`
     const before = s.core.db.queries();
     for (let i = 0; i < 20; i++) expect((await s.api('GET', '/api/me', { token: hank })).code).toBe(200);
-    expect(s.core.db.queries() - before).toBe(0);
+    expect(s.core.db.queries() - before).toBeLessThanOrEqual(3 * Math.floor((Date.now() - started) / AUTH_CACHE_TTL_MS));
     // after a change drops the cache, concurrent requests share one read of the session and the user
     // (the user's row and their group memberships: a user carries their groups)
     await s.api('POST', '/api/admin/user/create', { token: admin, body: { username: 'ivy', password: 'i1', permission: 0 } });
+    await s.core.audit.flush();
     const dropped = s.core.db.queries();
     const answers = await Promise.all(Array.from({ length: 20 }, () => s.api('GET', '/api/me', { token: hank })));
     expect(answers.every((a) => a.data.username === 'hank')).toBe(true);
