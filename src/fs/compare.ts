@@ -17,11 +17,11 @@ export type Comparable = Pick<Obj, 'size' | 'modified' | 'hash'>;
 export const DEFAULT_TOLERANCE_MS = 1000;
 
 /** Hash names in the order they are preferred. */
-const HASHES = ['md5', 'sha1', 'sha256'] as const;
+export const HASH_NAMES = ['md5', 'sha1', 'sha256'] as const;
 
 /** A hash both sides carry, as [name, src value, dst value]; undefined when they share none. */
 export function sharedHash(a: Comparable, b: Comparable): [string, string, string] | undefined {
-  for (const h of HASHES) {
+  for (const h of HASH_NAMES) {
     const x = a.hash?.[h];
     const y = b.hash?.[h];
     if (x && y) return [h, x.toLowerCase(), y.toLowerCase()];

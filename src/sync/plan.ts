@@ -91,7 +91,7 @@ const rec = (path: string, s: Obj, d: Obj): SyncStateRow => ({ path, srcSize: s.
  * Both sides as the last run left them: the record names the same sizes and times (a destination
  * that sets its own times on write, as S3, is known by what the run recorded after writing).
  */
-function inStep(r: SyncStateRow | undefined, s: Obj, d: Obj, window: number): boolean {
+export function inStep(r: SyncStateRow | undefined, s: Obj, d: Obj, window: number): boolean {
   if (!r || r.srcSize !== s.size || Math.abs(r.srcMtime - s.modified.getTime()) > window) return false;
   return r.dstSize === d.size && (r.dstMtime < 0 || Math.abs(r.dstMtime - d.modified.getTime()) <= window);
 }

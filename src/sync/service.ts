@@ -13,7 +13,8 @@ import type { View } from '../view/view.js';
 import { nextFire, parseCron } from './cron.js';
 import { FilterSet, type SyncFilters } from './filters.js';
 import { normalizeJob, type SyncJob, type SyncJobBody, type SyncMode, type SyncOptions } from './job.js';
-import { type Plan, planBisync, planOneWay, walk } from './plan.js';
+import { atRoot, inStep, type Plan, planBisync, planOneWay, walk } from './plan.js';
+import { type Digester, learnDigests } from './digests.js';
 import { emptyReport, PlanRunner, planReport, type RunProgress, type SyncReport } from './run.js';
 
 /** How long a node's hold on a running job lasts without renewal; renewed every third of it. */
@@ -200,6 +201,10 @@ export class SyncService {
     if (!src.exists) throw new NotFound(`the source folder ${j.src} does not exist`);
     const dst = await walk(list, j.dst, 8, signal);
     const state = await this.d.repo.state(j.id);
+    if (j.compare === 'checksum') {
+      const digest: Digester = async (side, rel, algo) => (await live.now()).localDigest(atRoot(side === 'src' ? j.src : j.dst, rel), algo, signal);
+      await learnDigests(src, dst, (rel, s, d) => inStep(state.get(rel), s, d, j.options.modify_window), digest, j.options.transfers, signal);
+    }
     const filters = new FilterSet(j.filters);
     return j.mode === 'bisync' ? planBisync(j, src, dst, state, filters) : planOneWay(j, src, dst, state, filters);
   }

@@ -24,6 +24,7 @@ import type { Deleter, RestorePolicy } from '../fs/trash.js';
 import type { TrashEntry } from '../db/trash.js';
 import type { Throttle } from '../net/speed-limit.js';
 import type { Meter } from './meters.js';
+import { digestFile } from '../util/digest-file.js';
 
 export const MSG_NO_ACCESS = 'password is incorrect or you have no permission';
 export const MSG_DENIED = 'permission denied';
@@ -460,6 +461,18 @@ export class View {
       throw new Upstream(status < 200 || status >= 300 ? `reading the file failed: HTTP ${status}` : 'the storage can not read from an offset');
     }
     return { stream: res, size: obj.size, obj };
+  }
+
+  /**
+   * The `algo` digest (md5, sha1, sha256) of a readable file whose storage keeps it on this
+   * machine's disk (Local), read now; undefined for other storages, whose files are not
+   * downloaded to be hashed.
+   */
+  async localDigest(p: string, algo: string, signal?: AbortSignal): Promise<string | undefined> {
+    const obj = await this.stat(p);
+    if (obj.isDir) throw new BadRequest('is a folder');
+    const { link } = await this.core.fs.link(p, {});
+    return link.file?.path ? digestFile(link.file.path, algo, signal) : undefined;
   }
 
   // ---- archives ----

@@ -117,6 +117,39 @@ describe.each(BACKENDS)('sync jobs Local → Local on $name', (backend) => {
     expect(Math.abs(statSync(path.join(dstRoot, 'backup', names[0]!)).mtimeMs - t.getTime())).toBeLessThan(1000);
   });
 
+  it('checksum: Local files of one size and time but other bytes are read and updated (mtime skips them); a pair the last run left in step is not read again', async () => {
+    const at = new Date(Date.now() - 7_200_000);
+    const a = makeTree({ 'same.txt': 'same', 'other.txt': 'AAAA', 'big.bin': Buffer.alloc(3 << 20, 7) });
+    const b = makeTree({ 'same.txt': 'same', 'other.txt': 'BBBB', 'big.bin': Buffer.concat([Buffer.alloc((3 << 20) - 1, 7), Buffer.from([8])]) });
+    for (const root of [a, b]) for (const f of ['same.txt', 'other.txt', 'big.bin']) utimesSync(path.join(root, f), at, at);
+    try {
+      expect((await s.api('POST', '/api/admin/storage/create', { token: admin, body: localStorage('/ck-a', a) })).code).toBe(200);
+      expect((await s.api('POST', '/api/admin/storage/create', { token: admin, body: localStorage('/ck-b', b) })).code).toBe(200);
+      const byTime = await create({ name: 'ck-mtime', src: '/ck-a', dst: '/ck-b', mode: 'copy' });
+      const r1 = await run(byTime.id);
+      expect([r1.report.updated.files, r1.report.skipped.files]).toEqual([0, 3]);
+      expect(readFileSync(path.join(b, 'other.txt'), 'utf8')).toBe('BBBB');
+
+      const byHash = await create({ name: 'ck-sum', src: '/ck-a', dst: '/ck-b', mode: 'copy', compare: 'checksum' });
+      const dry = (await api('/api/admin/sync/dry_run', {}, { id: String(byHash.id) })).data;
+      expect(dry.updated.files).toBe(2);
+      expect(readFileSync(path.join(b, 'other.txt'), 'utf8')).toBe('BBBB');
+      const r2 = await run(byHash.id);
+      expect([r2.report.updated.files, r2.report.skipped.files]).toEqual([2, 1]);
+      expect(r2.report.items.updated.map((i: { path: string; reason: string }) => `${i.path} ${i.reason}`).sort()).toEqual(['/big.bin md5 differs', '/other.txt md5 differs']);
+      expect(readFileSync(path.join(b, 'other.txt'), 'utf8')).toBe('AAAA');
+      expect(readFileSync(path.join(b, 'big.bin')).equals(readFileSync(path.join(a, 'big.bin')))).toBe(true);
+      expect((await run(byHash.id)).report.updated.files).toBe(0);
+
+      // A pair the last run left in step (the sizes and times it recorded) is not read again.
+      writeFileSync(path.join(b, 'other.txt'), 'CCCC');
+      utimesSync(path.join(b, 'other.txt'), at, at);
+      expect((await run(byHash.id)).report.updated.files).toBe(0);
+    } finally {
+      for (const r of [a, b]) rmSync(r, { recursive: true, force: true });
+    }
+  });
+
   it('dry run answers the plan and writes nothing; a job with dry_run on only plans', async () => {
     const job = await create({ name: 'dry', src: '/src', dst: '/dst/dry', mode: 'sync' });
     const plan = await api('/api/admin/sync/dry_run', {}, { id: String(job.id) });
