@@ -234,15 +234,27 @@ export class FsWriter {
   }
 
   /** Same storage: the driver copies now (no task). Across storages: one task per name. */
-  async copy(srcDir: string, dstDir: string, names: string[], opts: { overwrite?: boolean; creator?: TaskCreator } = {}): Promise<Task[]> {
+  /**
+   * `merge` (OpenList's dialog, without `overwrite`): a name already at the destination is left
+   * as it is, except a folder on both sides, which a copy task enters, walking both trees as it
+   * runs (not in the request: its cost follows the trees) and copying only what the destination
+   * lacks.
+   */
+  async copy(srcDir: string, dstDir: string, names: string[], opts: { overwrite?: boolean; merge?: boolean; creator?: TaskCreator } = {}): Promise<Task[]> {
     const { src, dst } = await this.batch(srcDir, dstDir, names);
     const tasks: Task[] = [];
+    const merge = (opts.merge ?? false) && !opts.overwrite;
     for (const name of names) {
       const from = join(srcDir, name);
       if (isSubPath(from, dstDir)) throw new BadRequest(`can not copy ${name} into itself`);
       const obj = await this.stat(src, join(src.actualPath, name));
       if (!obj) throw new Missing(`object not found: ${name}`);
       if (srcDir === dstDir) throw new Exists(`file [${name}] exists`);
+      const there = merge ? await this.stat(dst, join(dst.actualPath, name)) : undefined;
+      if (there) {
+        if (there.isDir && obj.isDir) tasks.push(this.transferTask('copy', { from, toDir: dstDir, merge: true }, opts.creator));
+        continue;
+      }
       const sameStorage = src.storage === dst.storage && src.driver.copy !== undefined;
       await this.conflict(dst, name, opts.overwrite ?? false, sameStorage);
       if (sameStorage) {
@@ -633,9 +645,13 @@ export class FsWriter {
       ctx.setStatus('src object is dir, listing objs');
       const walk = async (from: string, toDir: string) => {
         dirs.push(toDir);
+        // merge: what the destination folder holds, listed once (a name there is left, a folder there entered)
+        const there = p.merge ? await this.kindsAt(toDir) : undefined;
         for (const o of (await this.fs.list(from, { refresh: true })).objs) {
-          if (o.isDir) await walk(join(from, o.name), join(toDir, o.name));
-          else files.push({ from: join(from, o.name), toDir, obj: o });
+          const isDir = there?.get(o.name);
+          if (o.isDir) {
+            if (isDir !== false) await walk(join(from, o.name), join(toDir, o.name));
+          } else if (isDir === undefined) files.push({ from: join(from, o.name), toDir, obj: o });
         }
       };
       await walk(p.from, join(p.toDir, obj.name));
@@ -693,6 +709,16 @@ export class FsWriter {
     this.changed(p.from, true);
   }
 
+  /** The names of folder `dir` with whether each is a folder; none when it does not exist yet. */
+  private async kindsAt(dir: string): Promise<Map<string, boolean>> {
+    try {
+      return new Map((await this.fs.list(dir, { refresh: true })).objs.map((o) => [o.name, o.isDir]));
+    } catch (err) {
+      if (isKind(err, 'NotFound')) return new Map();
+      throw err;
+    }
+  }
+
   /** A readable of a whole file, from the driver's reader or its URL. */
   private async openRead(virtualPath: string, obj: Obj): Promise<Readable> {
     const { link } = await this.fs.link(virtualPath, {});
@@ -712,6 +738,8 @@ export class FsWriter {
 interface TransferPayload {
   from: string;
   toDir: string;
+  /** Copy only: into a folder already there, copying what it lacks (a name there is left as it is). */
+  merge?: boolean;
 }
 
 /** Driver failures as the client sees them: typed errors (and cancellation) pass, the rest are the storage's text (Upstream). */

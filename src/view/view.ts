@@ -16,7 +16,7 @@ import { Tree } from './tree.js';
 import type { QuotaOwner } from './quota.js';
 import { Rules, signRule } from './rules.js';
 import { LiveView } from './live.js';
-import { absentAt, type BatchConflict, type ConflictPolicy, mergeCopy } from './conflicts.js';
+import { absentAt, type BatchConflict, type ConflictPolicy } from './conflicts.js';
 import { MSG_LOCKED } from '../fs/locks.js';
 import type { EventFront, EventOrigin } from '../audit/events.js';
 import { countBytes, Recorder, type TransferDone } from '../audit/record.js';
@@ -857,13 +857,12 @@ export class View {
   /** `conflict`: `overwrite` as a boolean, or OpenList's dialog choices (skip existing names, merge folders). */
   async copy(srcDir: string, dstDir: string, allNames: string[], conflict: boolean | BatchConflict = false): Promise<Task[]> {
     const { overwrite = false, skipExisting = false, merge = false } = typeof conflict === 'boolean' ? { overwrite: conflict } : conflict;
-    if (merge && !overwrite && allNames.length > 0) return mergeCopy(this, srcDir, dstDir, allNames);
-    const names = skipExisting && !overwrite ? await absentAt(this, dstDir, allNames) : allNames;
+    const names = skipExisting && !overwrite && !merge ? await absentAt(this, dstDir, allNames) : allNames;
     if (names.length === 0 && allNames.length > 0) return []; // every name was skipped
     return this.rec.runEach('copy', pairsOf(srcDir, dstDir, names), async () => {
       await this.checkBatch(PERM.COPY, srcDir, dstDir, names);
       await this.requireUnlocked(...names.map((n): [string, boolean] => [join(dstDir, n), true]));
-      return this.counted(undefined, dstDir, names, () => this.core.writer.copy(srcDir, dstDir, names, { overwrite, creator: this.taskCreator }));
+      return this.counted(undefined, dstDir, names, () => this.core.writer.copy(srcDir, dstDir, names, { overwrite, merge, creator: this.taskCreator }));
     });
   }
 

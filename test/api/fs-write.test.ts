@@ -331,9 +331,17 @@ describe.each(BACKENDS)('writing API on $name', (backend) => {
       // skip_existing: the names already there stay as they were, the others are copied.
       expect((await post('/api/fs/copy', { src_dir: '/a/cf/src', dst_dir: '/a/cf/dst', names: ['one.txt', 'two.txt'], skip_existing: true })).code).toBe(200);
       expect([read('cf/dst/one.txt'), read('cf/dst/two.txt')]).toEqual(['old one', 'new two']);
-      // merge: into the folder on both sides, copying only what it lacks.
-      expect((await post('/api/fs/copy', { src_dir: '/a/cf/src', dst_dir: '/a/cf/dst', names: ['dir'], merge: true })).code).toBe(200);
-      expect([read('cf/dst/dir/in.txt'), read('cf/dst/dir/deep/more.txt')]).toEqual(['old in', 'new more']);
+      // merge: into the folder on both sides, copying only what it lacks, by a copy task that walks
+      // both trees as it runs (a file in the way of a source folder stays; a name beside is copied).
+      tree('cf/src', { 'dir/blocked/x.txt': 'new x', 'dir/deep/again/y.txt': 'new y' });
+      tree('cf/dst', { 'dir/blocked': 'a file' });
+      const merged = await post('/api/fs/copy', { src_dir: '/a/cf/src', dst_dir: '/a/cf/dst', names: ['dir', 'one.txt'], merge: true });
+      expect(merged.code).toBe(200);
+      expect(merged.data.tasks).toHaveLength(1);
+      const mergeTask = s.core.tasks.get(merged.data.tasks[0].id)!;
+      await mergeTask.done;
+      expect(mergeTask.state, mergeTask.error).toBe(2);
+      expect([read('cf/dst/dir/in.txt'), read('cf/dst/dir/deep/more.txt'), read('cf/dst/dir/deep/again/y.txt'), read('cf/dst/dir/blocked'), read('cf/dst/one.txt')]).toEqual(['old in', 'new more', 'new y', 'a file', 'old one']);
       // overwrite wins over the others.
       expect((await post('/api/fs/copy', { src_dir: '/a/cf/src', dst_dir: '/a/cf/dst', names: ['one.txt'], overwrite: true, skip_existing: true })).code).toBe(200);
       expect(read('cf/dst/one.txt')).toBe('new one');

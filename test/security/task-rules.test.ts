@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
@@ -288,6 +288,24 @@ describe('tasks write each name as their creator may (copy and move across stora
     expect(existsSync(path.join(b, 'dst', 'tree', '.DS_Store'))).toBe(false);
     // A move that skipped a name keeps its source.
     expect(existsSync(path.join(a, 'tree', 'secret.txt'))).toBe(true);
+    await s.core.tasks.remove(task.id);
+  });
+
+  it('copy with merge into a folder already there: its task decides each name the same way', async () => {
+    rmSync(path.join(b, 'dst', 'tree'), { recursive: true, force: true });
+    mkdirSync(path.join(b, 'dst', 'tree', 'sub'), { recursive: true });
+    writeFileSync(path.join(b, 'dst', 'tree', 'ok.txt'), 'kept');
+    const r = await s.api('POST', '/api/fs/copy', { token, body: { src_dir: '/a', dst_dir: '/b/dst', names: ['tree'], merge: true } });
+    expect(r.code, r.message).toBe(200);
+    const task = s.core.tasks.get(r.data.tasks[0].id)!;
+    await task.done;
+    expect(task.state).toBe(7);
+    expect(task.error).toMatch(/^skipped 2 entries: /);
+    expect(task.error).toContain('tree/secret.txt (permission denied)');
+    expect(readFileSync(path.join(b, 'dst', 'tree', 'ok.txt'), 'utf8')).toBe('kept');
+    expect(readFileSync(path.join(b, 'dst', 'tree', 'sub', 'deep.txt'), 'utf8')).toBe('deep');
+    expect(existsSync(path.join(b, 'dst', 'tree', 'secret.txt'))).toBe(false);
+    expect(existsSync(path.join(b, 'dst', 'tree', '.DS_Store'))).toBe(false);
     await s.core.tasks.remove(task.id);
   });
 });
