@@ -99,6 +99,12 @@ export interface Driver {
   /** The addition after init (drivers may refresh tokens); persisted by the storage manager. */
   addition(): Record<string, unknown>;
   /**
+   * True when a put's `modified` is always the time the file lists with afterwards (Local sets
+   * it); otherwise the storage may stamp its own (S3: the upload's time). A sync run records it,
+   * so that the next run need not record the destination's times again.
+   */
+  readonly keepsModified?: boolean;
+  /**
    * Optional: a cheap validator of a folder's listing (e.g. its mtime). A cached listing whose
    * stamp no longer matches is listed again, so changes made outside this server show at once.
    */

@@ -77,6 +77,15 @@ function count(r: SyncReport, bucket: 'copied' | 'updated' | 'deleted', op: Plan
   if (r.items[bucket].length < REPORT_ITEMS) r.items[bucket].push({ path: op.path, side: op.op === 'delete' ? op.from : op.from === 'src' ? 'dst' : 'src', size: op.size, reason: op.reason });
 }
 
+/** Whether the storage holding `p` lists a put file with the time the put gave (false too where the owner may not read there). */
+function keepsModified(view: View, p: string): boolean {
+  try {
+    return view.storageOf(p).driver?.keepsModified === true;
+  } catch {
+    return false;
+  }
+}
+
 /** State records written in batches (a killed run loses at most the last one: those files compare equal or are copied again whole). */
 class StateWriter {
   private put = new Map<string, SyncStateRow>();
@@ -244,6 +253,8 @@ export class PlanRunner {
     }, true, known);
     this.doneBytes += size;
     const mtime = obj.modified.getTime();
-    await this.state.record(from === 'src' ? { path: rel, srcSize: size, srcMtime: mtime, dstSize: size, dstMtime: -1 } : { path: rel, srcSize: size, srcMtime: -1, dstSize: size, dstMtime: mtime });
+    // The written side's time when its storage keeps the one given (else -1: the next run records what it lists).
+    const written = keepsModified(view, target) ? mtime : -1;
+    await this.state.record(from === 'src' ? { path: rel, srcSize: size, srcMtime: mtime, dstSize: size, dstMtime: written } : { path: rel, srcSize: size, srcMtime: written, dstSize: size, dstMtime: mtime });
   }
 }

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
-import type { SyncJobRow, SyncJobsRepo, SyncRunRow } from '../db/sync-jobs.js';
+import type { SyncJobRow, SyncJobsRepo, SyncRunRow, SyncStateRow } from '../db/sync-jobs.js';
 import type { User } from '../db/users.js';
 import { Conflict, Exists, NotFound } from '../errors.js';
 import { FinalTaskError } from '../tasks/creator.js';
@@ -186,6 +186,11 @@ export class SyncService {
     return this.d.views().live({ id: j.ownerId, pwdTs: 0 }, { front: 'api', origin: { front: 'task', requestId: `sync:${j.id}` } });
   }
 
+  /** What the last runs recorded of each file of job `id` (sizes and times on both sides), by relative path. */
+  async stateOf(id: number): Promise<Map<string, SyncStateRow>> {
+    return this.d.repo.state(id);
+  }
+
   /** What a run would do now, without writing anything. */
   async dryRun(id: number): Promise<SyncReport> {
     const j = await this.job(id);
@@ -197,10 +202,9 @@ export class SyncService {
 
   private async plan(j: SyncJob, live: LiveView<View>, signal?: AbortSignal): Promise<Plan> {
     const list = async (p: string) => (await (await live.now()).list(p, { refresh: true })).objs;
-    const src = await walk(list, j.src, 8, signal);
+    // Both sides and the last run's record at once: the listings' waits overlap.
+    const [src, dst, state] = await Promise.all([walk(list, j.src, 8, signal), walk(list, j.dst, 8, signal), this.d.repo.state(j.id)]);
     if (!src.exists) throw new NotFound(`the source folder ${j.src} does not exist`);
-    const dst = await walk(list, j.dst, 8, signal);
-    const state = await this.d.repo.state(j.id);
     if (j.compare === 'checksum') {
       const digest: Digester = async (side, rel, algo) => (await live.now()).localDigest(atRoot(side === 'src' ? j.src : j.dst, rel), algo, signal);
       await learnDigests(src, dst, (rel, s, d) => inStep(state.get(rel), s, d, j.options.modify_window), digest, j.options.transfers, signal);

@@ -79,6 +79,11 @@ describe.each(BACKENDS)('sync jobs Local → Local on $name', (backend) => {
     expect(first.report.copied.files).toBe(40);
     expect(filesBelow(path.join(dstRoot, 'mirror'))).toEqual(filesBelow(srcRoot));
     expect(readFileSync(path.join(dstRoot, 'mirror/d1/f5.txt'), 'utf8')).toBe('content of f5\n');
+    // Local keeps the time a put gives: the run recorded each copy's time as the disk holds it, so
+    // the next run has nothing to record again.
+    const state = await s.core.sync.stateOf(job.id);
+    expect(state.size).toBe(40);
+    for (const [rel, r] of state) expect([rel, r.dstMtime]).toEqual([rel, statSync(path.join(dstRoot, 'mirror', rel)).mtime.getTime()]);
 
     const second = await run(job.id);
     expect(second.report.copied.files + second.report.updated.files + second.report.deleted.files).toBe(0);

@@ -108,6 +108,7 @@ export class LocalDriver implements Driver {
   /** The removal of the emptied temporary folder, which a put starting meanwhile waits for (else it could remove the folder under that put). */
   private tempRemoval: Promise<void> | undefined;
   readonly showHidden: boolean;
+  readonly keepsModified = true;
   private readonly followLinks: boolean;
   readonly opts: Record<string, unknown>;
   private readonly thumbs?: Thumbnailer;
