@@ -16,6 +16,7 @@ import { loadavg } from 'node:os';
 import path from 'node:path';
 import { freePort, groupCpuSeconds, makeTempDir, type Proc, removeTempDir, rssOf, sleep, startProcess } from './lib/proc.js';
 import { fmtNum, median } from './lib/stats.js';
+import { atriumLogEnv } from './lib/servers.js';
 import type { AreaResult, BenchContext, BenchModule } from './lib/types.js';
 
 const BARE_SERVER = "require('node:http').createServer((q, s) => s.end('pong')).listen(Number(process.argv[1]), '127.0.0.1')";
@@ -62,7 +63,7 @@ function greeting(port: number): Promise<string> {
 function atriumProc(repoRoot: string, data: string, port: number): Proc {
   return startProcess('atrium', process.execPath, [path.join(repoRoot, 'bin/atrium.js'), 'server', '--data', data, '--port', String(port)], {
     cwd: repoRoot,
-    env: { ...process.env, ATRIUM_ADMIN_PASSWORD: 'bench-startup-1', ATRIUM_ADDR: '127.0.0.1', ATRIUM_LOG_ENABLE: 'false', ATRIUM_LOG_LEVEL: 'warn', NODE_ENV: 'production' },
+    env: { ...process.env, ATRIUM_ADMIN_PASSWORD: 'bench-startup-1', ATRIUM_ADDR: '127.0.0.1', ...atriumLogEnv(), NODE_ENV: 'production' },
   });
 }
 
@@ -160,8 +161,8 @@ export const startupBench: BenchModule = {
         { benchmark: `CPU time until /ping, restart (median of ${reps}; less skewed by the load than the wall time)`, atrium: median(atriumCpu), peerName: 'bare node http server', peer: median(bareCpu), unit: 'ms', ratio: median(atriumCpu) / median(bareCpu) },
         { benchmark: 'start to /ping, first start (empty data folder: database, admin, host key)', atrium: firstMs, peerName: 'bare node http server', peer: b, unit: 'ms', ratio: firstMs / b, target: '< 300 ms', met: firstMs < 300 },
         { benchmark: 'SFTP and FTP greet when the start-up line is printed (every start)', atrium: listenersReady ? 1 : 0, unit: 'yes=1', target: 'every start', met: listenersReady },
-        { benchmark: 'idle RSS 2 s after start, default config', atrium: atriumIdle.early / 1e6, peerName: 'bare node http server', peer: bareIdle.early / 1e6, unit: 'MB', ratio: atriumIdle.early / bareIdle.early, target: '< 70 MB', met: atriumIdle.early < 70e6 },
-        { benchmark: `idle RSS ${idleWaitS} s after start (after V8's idle-time GC), default config`, atrium: atriumIdle.late / 1e6, peerName: 'bare node http server', peer: bareIdle.late / 1e6, unit: 'MB', ratio: atriumIdle.late / bareIdle.late, target: '< 70 MB', met: atriumIdle.late < 70e6 },
+        { benchmark: 'idle RSS 2 s after start, default config', atrium: atriumIdle.early / 1e6, peerName: 'bare node http server', peer: bareIdle.early / 1e6, unit: 'MB', ratio: atriumIdle.early / bareIdle.early, target: '< 60 MB', met: atriumIdle.early < 60e6 },
+        { benchmark: `idle RSS ${idleWaitS} s after start (after V8's idle-time GC), default config`, atrium: atriumIdle.late / 1e6, peerName: 'bare node http server', peer: bareIdle.late / 1e6, unit: 'MB', ratio: atriumIdle.late / bareIdle.late, target: '< 60 MB', met: atriumIdle.late < 60e6 },
       );
       result.raw = { atrium_restart_cpu_ms: atriumCpu, bare_cpu_ms: bareCpu, atrium_restart_ms: atriumMs, atrium_first_ms: firstMs, bare_ms: bareMs, atrium_idle_rss: atriumIdle, bare_idle_rss: bareIdle };
       result.environment.loadavg_at_end = `${loadavg().map((v) => v.toFixed(2)).join(' ')} (2 cores; start-up times scale with the load, compare the ratio)`;
