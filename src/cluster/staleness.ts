@@ -11,6 +11,14 @@ import type { Settings } from '../settings/service.js';
 export const CHECK_EVERY_MS = 1000;
 /** A request waits for a check only when the last one is older than this (a paused or blocked process). */
 export const STALE_AFTER_MS = 1500;
+/**
+ * How long the requests waiting for a check wait at most. A check that has not finished by then
+ * (the counters' query, or a reload such as a storage's mount, that does not answer) is given up
+ * on, logged: the requests go on with the state they have, as when the counters can not be read,
+ * and the next check starts afresh. Without it, one check that never settled held every later
+ * request of the process, /ping included.
+ */
+export const CHECK_TIMEOUT_MS = 5000;
 
 /** What a moved counter reloads: the same reloads a bus message triggers (cluster/index.ts). */
 export interface Reloadable {
@@ -51,6 +59,7 @@ export class Staleness {
     private readonly repo: StateVersionsRepo,
     private readonly parts: Reloadable,
     private readonly now: () => number = Date.now,
+    private readonly timeoutMs = CHECK_TIMEOUT_MS,
   ) {}
 
   /** Reads the counters now (reloading everything whose counter is unknown), then every second. */
@@ -86,10 +95,21 @@ export class Staleness {
 
   /** One read of the counters at a time; callers while it runs share it. */
   check(): Promise<void> {
-    this.running ??= this.compare().finally(() => {
-      this.running = undefined;
+    if (this.running) return this.running;
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<void>((resolve) => {
+      timer = setTimeout(() => {
+        this.parts.log.warn({ ms: this.timeoutMs }, 'a check of the state versions has not finished: requests go on without it');
+        resolve();
+      }, this.timeoutMs);
+      timer.unref();
     });
-    return this.running;
+    const mine: Promise<void> = Promise.race([this.compare(), late]).finally(() => {
+      clearTimeout(timer);
+      if (this.running === mine) this.running = undefined;
+    });
+    this.running = mine;
+    return mine;
   }
 
   private async compare(): Promise<void> {
@@ -106,7 +126,8 @@ export class Staleness {
     await Promise.all(moved.map((k) => this.reload(k).then(() => {
       this.seen[k] = now[k];
     }, (err) => this.parts.log.error({ err, kind: k }, 'reloading state after a version change failed'))));
-    this.lastCheck = started;
+    // (a check given up on that finishes later does not move it back)
+    this.lastCheck = Math.max(this.lastCheck, started);
   }
 
   private async reload(kind: StateKind): Promise<void> {

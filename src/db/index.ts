@@ -44,9 +44,16 @@ export interface DbHandle {
   close(): Promise<void>;
 }
 
+/**
+ * The PostgreSQL pool: 10 connections; a connection that is not made within 30 s is an error
+ * (pg's default waits for ever: a connection attempt left unanswered would hold every query
+ * waiting for it), and TCP keep-alive finds a server gone without a word.
+ */
+const PG_POOL = { max: 10, connectionTimeoutMillis: 30_000, keepAlive: true };
+
 function postgresPool(c: Config['database']): Pg.Pool {
   const pg = pgModule();
-  if (c.dsn) return new pg.Pool({ connectionString: c.dsn, max: 10 });
+  if (c.dsn) return new pg.Pool({ connectionString: c.dsn, ...PG_POOL });
   return new pg.Pool({
     host: c.host || '127.0.0.1',
     port: c.port || 5432,
@@ -54,7 +61,7 @@ function postgresPool(c: Config['database']): Pg.Pool {
     password: c.password || undefined,
     database: c.name || undefined,
     ssl: c.ssl_mode && c.ssl_mode !== 'disable' ? { rejectUnauthorized: c.ssl_mode === 'verify-full' } : undefined,
-    max: 10,
+    ...PG_POOL,
   });
 }
 
