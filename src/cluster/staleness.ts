@@ -16,9 +16,12 @@ export const STALE_AFTER_MS = 1500;
  * (the counters' query, or a reload such as a storage's mount, that does not answer) is given up
  * on, logged: the requests go on with the state they have, as when the counters can not be read,
  * and the next check starts afresh. Without it, one check that never settled held every later
- * request of the process, /ping included.
+ * request of the process, /ping included. Well above what a slow check takes (a reload waiting on
+ * a Redis command retried through an outage: ioredis gives up after ~20 reconnection attempts),
+ * which the requests must wait for to decide on the new state (5 s answered a paused process's
+ * first request with the old state in a CI run).
  */
-export const CHECK_TIMEOUT_MS = 5000;
+export const CHECK_TIMEOUT_MS = 30_000;
 
 /** What a moved counter reloads: the same reloads a bus message triggers (cluster/index.ts). */
 export interface Reloadable {
