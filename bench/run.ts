@@ -41,7 +41,7 @@ import { syncBench } from './sync.js';
 import { cleanupAll, installCleanup, interruption, wasInterrupted } from './lib/proc.js';
 import { markdownTable, renderDetail, SUMMARY_COLUMNS, summaryRows, writeResult } from './lib/report.js';
 import { holdFreedMemory } from './lib/page-reporting.js';
-import { buildAtrium } from './lib/servers.js';
+import { atriumLogOff, buildAtrium } from './lib/servers.js';
 import type { AreaResult, BenchContext, BenchModule } from './lib/types.js';
 
 /** Every area, in run order. Add a module here to add an area. */
@@ -125,7 +125,7 @@ async function main(): Promise<number> {
     // Every area's figures with the machine's load (1, 5, 15 min), which skews absolute figures.
     result.environment.load_average = `${loadAtStart} at start, ${loadavg().map((v) => v.toFixed(2)).join(' ')} at end (${os.cpus().length} cores)`;
     result.environment.page_reporting = pageReporting;
-    result.environment.atrium_logging = process.env.BENCH_ATRIUM_LOG === 'off' ? 'off (BENCH_ATRIUM_LOG=off)' : 'as shipped: request logs at info into <data>/log/log.log';
+    result.environment.atrium_logging = atriumLogOff() ? 'off (BENCH_ATRIUM_LOG=off)' : 'as shipped: request logs at info into <data>/log/log.log';
     interruption.signal.removeEventListener('abort', onInterrupt);
     const finished = new Date();
     result.finishedAt = finished.toISOString();

@@ -81,17 +81,20 @@ export interface Atrium extends Server {
 }
 
 /**
- * Starts `node bin/atrium.js server --data <dataDir> --port <port>` and logs in as admin.
- * Files under `<dataDir>/files` are visible at `/`.
- */
-/**
  * Atrium's logging in a benchmark: as shipped (request logs at `info` into the data folder's
  * log/log.log) unless BENCH_ATRIUM_LOG=off, which turns it off as earlier rounds measured.
  */
+export const atriumLogOff = () => process.env.BENCH_ATRIUM_LOG === 'off';
+
+/** The environment of an Atrium process for its logging (atriumLogOff). */
 export function atriumLogEnv(): Record<string, string> {
-  return process.env.BENCH_ATRIUM_LOG === 'off' ? { ATRIUM_LOG_ENABLE: 'false', ATRIUM_LOG_LEVEL: 'warn' } : {};
+  return atriumLogOff() ? { ATRIUM_LOG_ENABLE: 'false', ATRIUM_LOG_LEVEL: 'warn' } : {};
 }
 
+/**
+ * Starts `node bin/atrium.js server --data <dataDir> --port <port>` and logs in as admin.
+ * Files under `<dataDir>/files` are visible at `/`.
+ */
 export async function startAtrium(repoRoot: string, dataDir: string, opts: { password?: string; signal?: AbortSignal } = {}): Promise<Atrium> {
   const port = await freePort();
   const password = opts.password ?? randomBytes(9).toString('base64url');
