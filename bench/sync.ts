@@ -110,10 +110,11 @@ export const syncBench: BenchModule = {
       await api('/api/admin/storage/create', { mount_path: '/s3', driver: 'S3', addition: JSON.stringify(s3Addition) });
       const env = rcloneEnv(s3Port);
 
+      const only = (process.env.BENCH_SYNC_PAIRS ?? 'local,s3').split(',');
       const pairs = [
-        { label: 'Local → Local', dst: '/dst/copy', rcloneDst: path.join(work, 'dst-rclone'), check: () => countFiles(path.join(work, 'dst-atrium', 'copy')) },
-        { label: 'Local → S3', dst: '/s3/copy', rcloneDst: `S3:${BUCKET}/rclone/copy`, check: undefined },
-      ];
+        { key: 'local', label: 'Local → Local', dst: '/dst/copy', rcloneDst: path.join(work, 'dst-rclone'), check: () => countFiles(path.join(work, 'dst-atrium', 'copy')) },
+        { key: 's3', label: 'Local → S3', dst: '/s3/copy', rcloneDst: `S3:${BUCKET}/rclone/copy`, check: undefined },
+      ].filter((p) => only.includes(p.key));
       for (const p of pairs) {
         const job = await api('/api/admin/sync/create', { name: `bench ${p.label.replace(/\W+/g, ' ')}`, src: '/src', dst: p.dst, mode: 'sync', options: { transfers: 4 } });
         for (const phase of ['first', 'no-change'] as const) {

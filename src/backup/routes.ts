@@ -68,7 +68,9 @@ export function backupRoutes(app: FastifyInstance, core: Core): void {
         const report = await (await installation()).importInstallation(core, ctx.req.body ?? {});
         // The import wrote the storages' and the path rules' rows: mount and load them as they now
         // are, here and on the other processes (settings, users and groups announce their own writes).
-        for (const id of await core.storages.reconcile()) core.storages.onAdminChange(id);
+        const { ids, mounted } = await core.storages.reconcile();
+        await mounted;
+        for (const id of ids) core.storages.onAdminChange(id);
         await core.metas.changed();
         return reportJson(report);
       }),

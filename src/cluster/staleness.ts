@@ -54,6 +54,8 @@ export class Staleness {
   private lastCheck = 0;
   private running: Promise<void> | undefined;
   private timer: NodeJS.Timeout | undefined;
+  /** What the running check waits for (named in the log when it is given up on). */
+  private waitingFor = new Set<string>();
   /** Counter reads done (for the metrics and the cost figures in docs/cluster.md). */
   checks = 0;
   reloads = 0;
@@ -102,7 +104,7 @@ export class Staleness {
     let timer: NodeJS.Timeout | undefined;
     const late = new Promise<void>((resolve) => {
       timer = setTimeout(() => {
-        this.parts.log.warn({ ms: this.timeoutMs }, 'a check of the state versions has not finished: requests go on without it');
+        this.parts.log.warn({ ms: this.timeoutMs, waiting_for: [...this.waitingFor] }, 'a check of the state versions has not finished: requests go on without it');
         resolve();
       }, this.timeoutMs);
       timer.unref();
@@ -118,6 +120,7 @@ export class Staleness {
   private async compare(): Promise<void> {
     const started = this.now();
     let now: StateVersions;
+    this.waitingFor = new Set(['the counters']);
     try {
       now = await this.repo.all();
     } catch (err) {
@@ -126,9 +129,11 @@ export class Staleness {
     }
     this.checks++;
     const moved = STATE_KINDS.filter((k) => this.seen[k] !== now[k]);
+    const waiting = new Set(moved.map((k) => `the ${k} reload`));
+    this.waitingFor = waiting;
     await Promise.all(moved.map((k) => this.reload(k).then(() => {
       this.seen[k] = now[k];
-    }, (err) => this.parts.log.error({ err, kind: k }, 'reloading state after a version change failed'))));
+    }, (err) => this.parts.log.error({ err, kind: k }, 'reloading state after a version change failed')).finally(() => waiting.delete(`the ${k} reload`))));
     // (a check given up on that finishes later does not move it back)
     this.lastCheck = Math.max(this.lastCheck, started);
   }

@@ -87,14 +87,14 @@ export class Fs {
    * wrap itself (archives read on the storage's side, src/archive/service.ts).
    */
   async driverAt(virtualPath: string): Promise<{ driver: Driver; actualPath: string; storage: Mounted }> {
-    await this.storages.ready();
+    await this.storages.ready(virtualPath);
     const { storage, actualPath } = this.resolveStorage(virtualPath);
     return { driver: this.working(storage), actualPath, storage };
   }
 
   /** A folder's entries from its storage (cached per storage settings), sorted, then virtual mounts merged in. */
   async list(virtualPath: string, opts: { refresh?: boolean } = {}): Promise<{ objs: Obj[]; storage?: Mounted }> {
-    await this.storages.ready();
+    await this.storages.ready(virtualPath);
     const virtual = this.storages.virtualChildren(virtualPath);
     const resolved = this.storages.resolve(virtualPath);
     if (!resolved) {
@@ -142,7 +142,7 @@ export class Fs {
 
   /** One object. Paths that exist only as mount points are folders; `/` always exists. */
   async get(virtualPath: string): Promise<{ obj: Obj; storage?: Mounted }> {
-    await this.storages.ready();
+    await this.storages.ready(virtualPath);
     const name = virtualPath === '/' ? 'root' : path.posix.basename(virtualPath);
     const resolved = this.storages.resolve(virtualPath);
     const virtualFolder = () => {
@@ -169,7 +169,7 @@ export class Fs {
 
   /** How to read a file: the driver's link (a URL to redirect to, or a local reader). */
   async link(virtualPath: string, args: LinkArgs): Promise<{ link: Link; obj: Obj; storage: Mounted }> {
-    await this.storages.ready();
+    await this.storages.ready(virtualPath);
     const { storage, actualPath } = this.resolveStorage(virtualPath);
     const driver = this.working(storage);
     try {
@@ -183,7 +183,7 @@ export class Fs {
 
   /** The virtual path once the storage has followed every symlink on it (itself where the driver has none). */
   async canonical(virtualPath: string): Promise<string> {
-    await this.storages.ready();
+    await this.storages.ready(virtualPath);
     const { storage, actualPath } = this.resolveStorage(virtualPath);
     const driver = this.working(storage);
     if (!driver.canonical) return virtualPath;
@@ -199,7 +199,7 @@ export class Fs {
   }
 
   async other(virtualPath: string, method: string, data: unknown): Promise<unknown> {
-    await this.storages.ready();
+    await this.storages.ready(virtualPath);
     const { storage, actualPath } = this.resolveStorage(virtualPath);
     const driver = this.working(storage);
     if (!driver.other) throw new Unsupported('not implement');

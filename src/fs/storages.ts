@@ -49,9 +49,22 @@ export interface StoragesDeps {
   onDriverError: (driver: string, op: string, err: unknown) => void;
 }
 
+/** A storage's driver being built and initialised, before it takes the place of what serves its id. */
+interface Mounting {
+  row: StorageRow;
+  actualMount: string;
+  /** Never rejects: the new mount, or undefined when a later change of the id made it moot. */
+  done: Promise<Mounted | undefined>;
+}
+
+const SETTLED: Promise<void> = Promise.resolve();
+
 export class Storages {
   private mounted = new Map<number, Mounted>();
   private roundRobin = new Map<string, number>();
+  private mounting = new Map<number, Mounting>();
+  /** While a full load reads the rows, no one knows yet which mounts a path must wait for. */
+  private reading: Promise<void> | undefined;
   private loading: Promise<void> = Promise.resolve();
   /** Called after an admin created, changed, enabled, disabled or deleted a storage here (cluster mode announces it). */
   onAdminChange: (id: number) => void = () => {};
@@ -73,22 +86,104 @@ export class Storages {
     this.deps.onDriverError(driver, op, err);
   }
 
-  /** Resolves once the initial (or a requested) load of all storages has finished. */
-  ready(): Promise<void> {
-    return this.loading;
+  /**
+   * Resolves once the storages that decide these virtual paths are mounted: a storage being
+   * mounted where nothing serves its path yet, at or above a path (its owner) or below it (a
+   * listing's mount points). With no path, every such storage. A storage being mounted again
+   * is not waited for, its previous mount serves until the new one is ready. Scoped so that a
+   * storage whose mount asks this server itself (a WebDAV storage on this server's /dav, or on
+   * a peer that asks back) is not waited for by its own mount's requests, which deadlocked.
+   */
+  ready(...virtualPaths: string[]): Promise<void> {
+    if (!this.reading && this.mounting.size === 0) return SETTLED;
+    return this.mountsAt(virtualPaths);
   }
 
-  /** Mounts every enabled storage; one that fails keeps its error as status and the rest go on. */
+  private async mountsAt(virtualPaths: string[]): Promise<void> {
+    while (this.reading) await this.reading;
+    const waits: Array<Promise<unknown>> = [];
+    for (const [id, f] of this.mounting) {
+      if (this.mounted.get(id)?.actualMount === f.actualMount) continue;
+      const decides = (p: string) => isSubPath(f.actualMount, p) || isSubPath(p, f.actualMount);
+      if (virtualPaths.length === 0 || virtualPaths.some(decides)) waits.push(f.done);
+    }
+    await Promise.all(waits);
+  }
+
+  /**
+   * Mounts every enabled storage and unmounts the others; one that fails keeps its error as
+   * status and the rest go on. A storage mounted already serves until its new mount is ready.
+   */
   loadAll(): Promise<void> {
-    this.loading = this.loading.then(async () => {
-      for (const m of this.mounted.values()) await this.unmount(m);
-      this.mounted.clear();
-      // All at once: a storage whose peer is slow to answer delays none of the others.
-      await Promise.all((await this.repo.all()).filter((row) => !row.disabled).map((row) => this.mount(row)));
+    const applied = this.loading.then(() => this.apply(true));
+    const reading = applied.then(() => undefined, () => undefined);
+    this.reading = reading;
+    void reading.then(() => {
+      if (this.reading === reading) this.reading = undefined;
     });
-    return this.loading;
+    const loaded = applied.then(({ mounted }) => mounted);
+    this.loading = loaded.catch(() => undefined);
+    return loaded;
   }
 
+  /**
+   * Brings this process's mounts in line with the rows: starts the mount of each enabled storage
+   * whose row changed (`modified`; every one when `all`) or that is not mounted, and unmounts the
+   * deleted and disabled ones. Resolves once that is decided and the unmounts done, with the ids
+   * it touched; `mounted` resolves when the mounts are ready, which may take a peer's time.
+   */
+  private async apply(all: boolean): Promise<{ ids: number[]; mounted: Promise<void> }> {
+    const rows = await this.repo.all();
+    const ids: number[] = [];
+    const mounts: Array<Promise<unknown>> = [];
+    const enabled = new Set<number>();
+    for (const row of rows) {
+      if (row.disabled) continue;
+      enabled.add(row.id);
+      const serving = this.mounting.get(row.id)?.row.modified ?? this.mounted.get(row.id)?.row.modified;
+      if (!all && serving === row.modified) continue;
+      ids.push(row.id);
+      // All at once: a storage whose peer is slow to answer delays none of the others.
+      mounts.push(this.remount(row));
+    }
+    for (const id of new Set([...this.mounted.keys(), ...this.mounting.keys()])) {
+      if (enabled.has(id)) continue;
+      ids.push(id);
+      await this.unmountId(id);
+    }
+    return { ids, mounted: Promise.all(mounts).then(() => undefined) };
+  }
+
+  /**
+   * Builds a mount of `row` and, once its driver is ready, puts it in the place of what serves
+   * the id (dropping that); a later remount or unmount of the id makes this one moot. Resolves
+   * to the mount that took its place, or undefined when it was made moot.
+   */
+  private remount(row: StorageRow): Promise<Mounted | undefined> {
+    const entry: Mounting = { row, actualMount: actualMountPath(row.mount_path), done: SETTLED as Promise<undefined> };
+    entry.done = this.mount(row)
+      .then(async (m) => {
+        if (this.mounting.get(row.id) !== entry) {
+          await this.dropDriver(m);
+          return undefined;
+        }
+        this.mounting.delete(row.id);
+        const old = this.mounted.get(row.id);
+        this.mounted.set(row.id, m);
+        this.onChange(row.id);
+        if (old) await this.dropDriver(old);
+        return m;
+      })
+      .catch((err: unknown) => {
+        if (this.mounting.get(row.id) === entry) this.mounting.delete(row.id);
+        this.log.error({ err, storage: row.mount_path }, 'mounting a storage failed');
+        return undefined;
+      });
+    this.mounting.set(row.id, entry);
+    return entry.done;
+  }
+
+  /** Builds a storage's mount: its driver created and initialised, or the reason it failed as status. */
   private async mount(row: StorageRow): Promise<Mounted> {
     const factory = driverFactory(row.driver);
     const m: Mounted = { row: { ...row }, factory: factory!, actualMount: actualMountPath(row.mount_path) };
@@ -122,19 +217,25 @@ export class Storages {
     }
     m.row.status = status;
     if (status !== row.status || m.row.addition !== row.addition) await this.repo.update(m.row);
-    this.mounted.set(row.id, m);
-    this.onChange(row.id);
     return m;
   }
 
-  private async unmount(m: Mounted): Promise<void> {
+  /** Stops serving a storage here, and any mount of it under way. */
+  private async unmountId(id: number): Promise<void> {
+    this.mounting.delete(id);
+    const live = this.mounted.get(id);
+    if (!live) return;
+    this.mounted.delete(id);
+    this.onChange(id);
+    await this.dropDriver(live);
+  }
+
+  private async dropDriver(m: Mounted): Promise<void> {
     try {
       await m.driver?.drop();
     } catch (err) {
       this.log.warn({ storage: m.row.mount_path, err: (err as Error).message }, 'storage drop failed');
     }
-    this.mounted.delete(m.row.id);
-    this.onChange(m.row.id);
   }
 
   private normalize(input: StorageInput): StorageInput {
@@ -154,8 +255,9 @@ export class Storages {
     const row: Omit<StorageRow, 'id'> = { ...s, status: '', modified: Date.now() };
     delete (row as { id?: number }).id;
     const id = await this.repo.create(row);
-    const m = await this.mount({ ...row, id });
+    const m = (await this.remount({ ...row, id })) ?? this.mounted.get(id);
     this.onAdminChange(id);
+    if (!m) return { id };
     if (m.row.status !== STATUS_WORK) {
       throw new Unavailable(`failed init storage but storage is already created: ${m.row.status}`, { id });
     }
@@ -171,19 +273,16 @@ export class Storages {
     if (other && other.id !== old.id) throw new Exists(`mount path ${s.mount_path} is already used`);
     const row: StorageRow = { ...old, ...s, id: old.id, status: s.disabled ? STATUS_DISABLED : old.status, modified: Date.now() };
     await this.repo.update(row);
-    const live = this.mounted.get(old.id);
-    if (live) await this.unmount(live);
     this.onAdminChange(old.id);
-    if (row.disabled) return;
-    const m = await this.mount(row);
-    if (m.row.status !== STATUS_WORK) throw new Unavailable(`failed init storage: ${m.row.status}`);
+    if (row.disabled) return this.unmountId(old.id);
+    const m = (await this.remount(row)) ?? this.mounted.get(old.id);
+    if (m && m.row.status !== STATUS_WORK) throw new Unavailable(`failed init storage: ${m.row.status}`);
   }
 
   async delete(id: number): Promise<void> {
     const row = await this.repo.byId(id);
     if (!row) throw new NotFound('storage not found');
-    const live = this.mounted.get(id);
-    if (live) await this.unmount(live);
+    await this.unmountId(id);
     await this.repo.delete(id);
     this.onAdminChange(id);
   }
@@ -194,7 +293,7 @@ export class Storages {
     if (!row.disabled) throw new BadRequest('this storage have enabled');
     const next = { ...row, disabled: false, modified: Date.now() };
     await this.repo.update(next);
-    await this.mount(next);
+    await this.remount(next);
     this.onAdminChange(id);
   }
 
@@ -202,46 +301,29 @@ export class Storages {
     const row = await this.repo.byId(id);
     if (!row) throw new NotFound('storage not found');
     if (row.disabled) throw new BadRequest('this storage have disabled');
-    const live = this.mounted.get(id);
-    if (live) await this.unmount(live);
+    await this.unmountId(id);
     await this.repo.update({ ...row, disabled: true, status: STATUS_DISABLED, modified: Date.now() });
     this.onAdminChange(id);
   }
 
   /** Mounts a storage again as the database now holds it (changed by another process), or drops it. */
-  reloadOne(id: number): Promise<void> {
-    this.loading = this.loading.then(async () => {
-      const live = this.mounted.get(id);
-      if (live) await this.unmount(live);
-      const row = await this.repo.byId(id);
-      if (row && !row.disabled) await this.mount(row);
-    });
-    return this.loading;
+  async reloadOne(id: number): Promise<void> {
+    const row = await this.repo.byId(id);
+    if (row && !row.disabled) await this.remount(row);
+    else await this.unmountId(id);
   }
 
   /**
    * Brings the mounted storages in line with the database after another process changed some
    * (cluster/staleness.ts): remounts a storage whose row changed (`modified`), mounts an enabled
    * one not mounted here, unmounts one deleted or disabled. A storage that failed to mount here
-   * stays as it is until its row changes. Resolves to the ids reloaded.
+   * stays as it is until its row changes. Resolves once that is decided and the unmounts are
+   * done, with the ids touched; `mounted` resolves when their mounts are ready. The state check
+   * waits for the first only: a mount may ask this server itself, through requests that wait
+   * for the check.
    */
-  reconcile(): Promise<number[]> {
-    const done = this.loading.then(async () => {
-      const rows = await this.repo.all();
-      const ids = new Set<number>();
-      for (const row of rows) {
-        const live = this.mounted.get(row.id);
-        if (row.disabled ? live : !live || live.row.modified !== row.modified) ids.add(row.id);
-      }
-      const present = new Set(rows.map((r) => r.id));
-      for (const id of this.mounted.keys()) if (!present.has(id)) ids.add(id);
-      return [...ids];
-    });
-    this.loading = done.then(() => undefined, () => undefined);
-    return done.then(async (ids) => {
-      await Promise.all(ids.map((id) => this.reloadOne(id)));
-      return ids;
-    });
+  reconcile(): Promise<{ ids: number[]; mounted: Promise<void> }> {
+    return this.apply(false);
   }
 
   /** The live status of a storage (the row's status when this process has not mounted it). */

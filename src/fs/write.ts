@@ -136,7 +136,7 @@ export class FsWriter {
 
   /** Creates a folder and its missing parents; an existing folder is fine, a file is not. */
   async mkdir(virtualPath: string): Promise<void> {
-    await this.fs.storages.ready();
+    await this.fs.storages.ready(virtualPath);
     const r = this.resolve(virtualPath);
     const makeDir = this.need(r, 'makeDir');
     let current = '/';
@@ -171,7 +171,7 @@ export class FsWriter {
 
   async rename(virtualPath: string, name: string, overwrite = false): Promise<void> {
     checkName(name);
-    await this.fs.storages.ready();
+    await this.fs.storages.ready(virtualPath);
     const r = this.resolve(virtualPath);
     if (r.actualPath === '/') throw new BadRequest('the root of a storage can not be renamed, edit the storage instead');
     if (!(await this.stat(r))) throw new Missing('object not found');
@@ -191,7 +191,7 @@ export class FsWriter {
   private async batch(srcDir: string, dstDir: string, names: string[]) {
     if (names.length === 0) throw new BadRequest(MSG_EMPTY_NAMES);
     for (const n of names) checkName(n);
-    await this.fs.storages.ready();
+    await this.fs.storages.ready(srcDir, dstDir);
     const src = this.resolve(srcDir);
     const dst = this.resolve(dstDir);
     const dstObj = await this.stat(dst);
@@ -275,7 +275,7 @@ export class FsWriter {
   async remove(dir: string, names: string[], opts: { permanent?: boolean; by?: Deleter } = {}): Promise<void> {
     if (names.length === 0) throw new BadRequest(MSG_EMPTY_NAMES);
     for (const n of names) checkName(n);
-    await this.fs.storages.ready();
+    await this.fs.storages.ready(dir);
     for (const name of names) {
       const target = join(dir, name);
       if (this.fs.storages.isMountRoot(target)) throw new DeleteRoot();
@@ -294,7 +294,7 @@ export class FsWriter {
    * folder `keep` names (by virtual path) counts as not empty and is not looked into.
    */
   async removeEmptyDirs(dir: string, keep: (virtualPath: string) => boolean = () => false): Promise<number> {
-    await this.fs.storages.ready();
+    await this.fs.storages.ready(dir);
     const r = this.resolve(dir);
     const remove = this.need(r, 'remove');
     let removed = 0;
@@ -401,7 +401,7 @@ export class FsWriter {
 
   /** Resolves both ends of a move or copy, and clears the way at the target (`overwrite`). */
   private async pathPair(src: string, dst: string, overwrite: boolean) {
-    await this.fs.storages.ready();
+    await this.fs.storages.ready(src, dst);
     const s = this.resolve(src);
     const d = this.resolve(dst);
     if (s.actualPath === '/') throw new Forbidden('the root of a storage can not be moved or copied');
@@ -442,7 +442,7 @@ export class FsWriter {
   /** Checks an upload's target: storage accepts uploads, no folder there, a file only with overwrite. */
   private async putTarget(virtualPath: string, name: string, overwrite: boolean, known?: PutOptions['known']) {
     checkName(name);
-    await this.fs.storages.ready();
+    await this.fs.storages.ready(virtualPath);
     const r = this.resolve(virtualPath);
     if (r.storage.factory.config.noUpload) throw new Unsupported('upload not supported');
     const put = this.need(r, 'put');
@@ -507,7 +507,7 @@ export class FsWriter {
    * expiring) shows the file.
    */
   async directUploadInfo(virtualPath: string, args: { tool: string; size: number; overwrite: boolean }): Promise<HttpDirectUpload | undefined> {
-    await this.fs.storages.ready();
+    await this.fs.storages.ready(virtualPath);
     const dirPath = path.posix.dirname(virtualPath);
     if (!this.directUploadTools(dirPath).includes(args.tool)) return undefined;
     const { r, dir, actualDir } = await this.putTarget(virtualPath, path.posix.basename(virtualPath), args.overwrite);
@@ -519,7 +519,7 @@ export class FsWriter {
 
   /** The free bytes of the storage holding `virtualPath`, where its driver reports its usage (undefined otherwise, or when it fails to). */
   async freeSpace(virtualPath: string): Promise<number | undefined> {
-    await this.fs.storages.ready();
+    await this.fs.storages.ready(virtualPath);
     const { driver } = this.resolve(virtualPath);
     if (!driver.usage) return undefined;
     return driver.usage().then(
@@ -537,14 +537,14 @@ export class FsWriter {
 
   /** Starts a multipart upload of the object at `virtualPath`; returns its id. */
   async beginMultipart(virtualPath: string, mimetype?: string): Promise<string> {
-    await this.fs.storages.ready();
+    await this.fs.storages.ready(virtualPath);
     const { m, dir, name } = this.multipart(virtualPath);
     return wrap(m.begin(dir, name, mimetype));
   }
 
   /** Sends part `n` of a multipart upload (through the server upload speed limit). */
   async putPart(virtualPath: string, uploadId: string, n: number, body: Readable, size: number): Promise<string> {
-    await this.fs.storages.ready();
+    await this.fs.storages.ready(virtualPath);
     const { m, dir, name } = this.multipart(virtualPath);
     const limit = this.speed?.serverUpload;
     return wrap(m.part(dir, name, uploadId, n, limit ? (throttled(body, limit) as Readable) : body, size));
@@ -560,14 +560,14 @@ export class FsWriter {
   }
 
   async abortMultipart(virtualPath: string, uploadId: string): Promise<void> {
-    await this.fs.storages.ready();
+    await this.fs.storages.ready(virtualPath);
     const { m, dir, name } = this.multipart(virtualPath);
     await wrap(m.abort(dir, name, uploadId));
   }
 
   /** Sets the modification time of a file or folder (SFTP setstat). */
   async setModified(virtualPath: string, modified: Date): Promise<void> {
-    await this.fs.storages.ready();
+    await this.fs.storages.ready(virtualPath);
     const r = this.resolve(virtualPath);
     await wrap(this.need(r, 'setModified')(r.actualPath, modified));
     this.changed(path.posix.dirname(virtualPath));

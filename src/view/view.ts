@@ -941,7 +941,7 @@ export class View {
   /** The trash of the storage holding `p`: its entries this principal may see, newest first. */
   async trashList(p: string, page: number, perPage: number): Promise<{ entries: TrashEntry[]; total: number }> {
     this.requireRead(p);
-    await this.core.fs.storages.ready();
+    await this.core.fs.storages.ready(p);
     const storage = this.core.fs.resolveStorage(p).storage;
     return this.core.trash.list(storage, isAdmin(this.user) ? undefined : this.user.id, page, perPage);
   }
@@ -969,7 +969,7 @@ export class View {
       await this.rec.run('move', target, async () => {
         this.requireCreate(target);
         await this.requireUnlocked([target, true]);
-        await this.core.fs.storages.ready();
+        await this.core.fs.storages.ready(dir);
         const r = this.core.fs.resolveStorage(dir);
         if (r.storage.row.id !== e.storageId) throw new BadRequest('an entry is restored into a folder of its own storage');
         if (await this.core.trash.restore(e, r.actualPath, policy, this.deleter, dir)) restored++;

@@ -32,7 +32,7 @@ export function rawRoutes(app: FastifyInstance, core: Core): void {
     }
   };
   const serveRaw = async (req: FastifyRequest, reply: FastifyReply, virtualPath: string, query: RawQuery, proxyOnly: boolean, sent: TransferDone | undefined) => {
-    await core.storages.ready();
+    await core.storages.ready(virtualPath);
     // The sign first, as the original's middleware: a path with no storage behind it is
     // reported (500) only to a caller holding a valid sign, or where none is needed.
     raw.requireSign(virtualPath, core.storages.resolve(virtualPath)?.storage, query.sign ?? '');
