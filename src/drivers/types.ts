@@ -96,6 +96,11 @@ export interface Driver {
   /** One entry; throws ObjectNotFound when missing. */
   get(path: string): Promise<Obj>;
   link(path: string, args: LinkArgs): Promise<Link>;
+  /**
+   * Optional: `get` and `link` of one file at once, where the driver answers both from one look
+   * (Local: one symlink resolution and one stat instead of two each). Throws as `get` does.
+   */
+  getLink?(path: string, args: LinkArgs): Promise<{ obj: Obj; link: Link }>;
   /** The addition after init (drivers may refresh tokens); persisted by the storage manager. */
   addition(): Record<string, unknown>;
   /**

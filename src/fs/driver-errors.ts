@@ -2,7 +2,7 @@ import { type Driver } from '../drivers/types.js';
 import { AppError, type ErrorKind, isAbort } from '../errors.js';
 
 /** Driver operations whose failures count as driver errors (the capabilities of drivers/types.ts). */
-const OPS = new Set(['list', 'get', 'link', 'listStamp', 'other', 'makeDir', 'rename', 'move', 'copy', 'remove', 'put']);
+const OPS = new Set(['list', 'get', 'link', 'getLink', 'listStamp', 'other', 'makeDir', 'rename', 'move', 'copy', 'remove', 'put']);
 
 /**
  * The kinds that are a failure of the storage behind a driver (its own refusals that the request

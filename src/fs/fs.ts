@@ -173,6 +173,11 @@ export class Fs {
     const { storage, actualPath } = this.resolveStorage(virtualPath);
     const driver = this.working(storage);
     try {
+      if (driver.getLink) {
+        const { obj, link } = await driver.getLink(actualPath, args);
+        if (obj.isDir) throw new NotAFile();
+        return { link, obj, storage };
+      }
       const obj = await driver.get(actualPath);
       if (obj.isDir) throw new NotAFile();
       return { link: await driver.link(actualPath, args), obj, storage };

@@ -90,7 +90,7 @@ export class Storages {
    * Resolves once the storages that decide these virtual paths are mounted: a storage being
    * mounted where nothing serves its path yet, at or above a path (its owner) or below it (a
    * listing's mount points). With no path, every such storage. A storage being mounted again
-   * is not waited for, its previous mount serves until the new one is ready. Scoped so that a
+   * is not waited for when its previous mount works: that serves until the new one is ready. Scoped so that a
    * storage whose mount asks this server itself (a WebDAV storage on this server's /dav, or on
    * a peer that asks back) is not waited for by its own mount's requests, which deadlocked.
    */
@@ -103,7 +103,8 @@ export class Storages {
     while (this.reading) await this.reading;
     const waits: Array<Promise<unknown>> = [];
     for (const [id, f] of this.mounting) {
-      if (this.mounted.get(id)?.actualMount === f.actualMount) continue;
+      const live = this.mounted.get(id);
+      if (live?.driver && live.actualMount === f.actualMount) continue;
       const decides = (p: string) => isSubPath(f.actualMount, p) || isSubPath(p, f.actualMount);
       if (virtualPaths.length === 0 || virtualPaths.some(decides)) waits.push(f.done);
     }

@@ -445,9 +445,15 @@ export class View {
   }
 
   private async openReadNow(p: string, start: number): Promise<{ stream: Readable; size: number; obj: Obj }> {
-    const obj = await this.stat(p);
-    if (obj.isDir) throw new BadRequest('is a folder');
-    const { link } = await this.core.fs.link(p, {});
+    this.requireRead(p);
+    // The entry comes with the link (one look on Local); a failure is answered as a look at the
+    // path alone answers it (a folder, a mount point, a missing name).
+    const { link, obj: found } = await this.core.fs.link(p, {}).catch(async (err: unknown) => {
+      if ((await this.stat(p)).isDir) throw new BadRequest('is a folder');
+      throw err;
+    });
+    const name = this.tree.nameOf(p);
+    const obj = name === undefined ? found : { ...found, name };
     if (link.file) {
       const size = link.file.size;
       const stream = start >= size ? Readable.from([]) : await link.file.open(start, size - 1);

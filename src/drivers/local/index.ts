@@ -107,6 +107,8 @@ export class LocalDriver implements Driver {
   private putsInFlight = 0;
   /** The removal of the emptied temporary folder, which a put starting meanwhile waits for (else it could remove the folder under that put). */
   private tempRemoval: Promise<void> | undefined;
+  /** TEMP_FOLDER was made by a put still running (each put then asks for it no more). */
+  private tempMade = false;
   readonly showHidden: boolean;
   readonly keepsModified = true;
   private readonly followLinks: boolean;
@@ -371,7 +373,10 @@ export class LocalDriver implements Driver {
     this.putsInFlight++;
     try {
       if (this.tempRemoval) await this.tempRemoval;
-      await fs.mkdir(tempDir, { recursive: true });
+      if (!this.tempMade) {
+        await fs.mkdir(tempDir, { recursive: true });
+        this.tempMade = true;
+      }
       const temp = path.join(tempDir, `${process.pid}-${randomBytes(8).toString('hex')}`);
       try {
         await writeUploadTo(temp, up);
@@ -379,12 +384,14 @@ export class LocalDriver implements Driver {
         await fs.rename(temp, target);
       } catch (err) {
         await fs.rm(temp, { force: true });
+        if (isMissing(err)) this.tempMade = false; // the folder went (removed by hand): the next put makes it again
         if ((err as NodeJS.ErrnoException).code && !(err as Error).name.startsWith('Abort')) throw fsError(err);
         throw err;
       }
     } finally {
       // No empty temporary folder is left in the storage once its last upload here is done.
       if (--this.putsInFlight === 0) {
+        this.tempMade = false;
         const removal = fs.rmdir(tempDir).catch(() => undefined);
         this.tempRemoval = removal;
         await removal;
@@ -458,6 +465,19 @@ export class LocalDriver implements Driver {
     const real = await this.resolve(rel);
     const st = await this.stat(real);
     if (st.isDirectory()) throw new ObjectNotFound('not a file');
+    return this.linkTo(real, rel, st, args);
+  }
+
+  /** The entry and its link from one resolution and one stat (a folder's entry has no link: fs refuses it). */
+  async getLink(rel: string, args: LinkArgs): Promise<{ obj: Obj; link: Link }> {
+    const real = await this.resolve(rel);
+    const st = await this.stat(real);
+    const obj = this.toObj(rel === '/' ? '' : path.posix.basename(rel), st);
+    if (st.isDirectory()) return { obj, link: {} };
+    return { obj, link: await this.linkTo(real, rel, st, args) };
+  }
+
+  private async linkTo(real: string, rel: string, st: Stats, args: LinkArgs): Promise<Link> {
     if (args.type === 'thumb') return this.thumbLink(real, rel, st);
     return {
       file: {

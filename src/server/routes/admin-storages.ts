@@ -6,6 +6,7 @@ import { driverFactory, driverNames } from '../../drivers/registry.js';
 import { driverInfo } from '../../drivers/form.js';
 import { NotFound } from '../../errors.js';
 import { isoTime } from '../../fs/objects.js';
+import { actualMountPath } from '../../fs/storages.js';
 import { mountDetailsOf } from '../mount-details.js';
 import { apiRoute } from '../route.js';
 import { driverInfoShape, pageShape, storageShape } from '../shapes.js';
@@ -83,6 +84,8 @@ function storageReadRoutes(app: FastifyInstance, core: Core): void {
     from: 'query',
     handler: async ({ input }) => {
       const { page, perPage } = pageOf(input);
+      // A status as the mounts under way will leave it (not the row's, from before they began).
+      await core.storages.ready();
       const { storages, total } = await core.repos.storages.list(page, perPage);
       return { content: await Promise.all(storages.map((s) => manageJson(core, s))), total };
     },
@@ -98,6 +101,7 @@ function storageReadRoutes(app: FastifyInstance, core: Core): void {
     handler: async ({ input }) => {
       const s = await core.repos.storages.byId(input.id);
       if (!s) throw new NotFound('storage not found');
+      await core.storages.ready(actualMountPath(s.mount_path));
       return manageJson(core, s);
     },
   });
