@@ -1,6 +1,7 @@
 import { Transform, type Readable, type TransformCallback } from 'node:stream';
 import type { EventOp, EventOrigin, OpEvent, OpEvents } from './events.js';
 import { AppError } from '../errors.js';
+import { deferred, fileSourceOf, withFileSource } from '../util/file-source.js';
 
 /** The `result` of an operation that threw: its kind, or `Internal` for an untyped error. */
 export const resultOf = (err: unknown): OpEvent['result'] => (err instanceof AppError ? err.kind : 'Internal');
@@ -109,5 +110,16 @@ export function countBytes(stream: Readable, done: TransferDone): Readable {
     done(bytes);
     if (!stream.destroyed) stream.destroy();
   });
-  return stream.pipe(counter);
+  const source = fileSourceOf(stream);
+  if (!source) return stream.pipe(counter);
+  // A file that a writer may copy rather than read: piped once read, a copy counted as reported.
+  const out = deferred(() => stream.pipe(counter));
+  out.once('close', () => {
+    done(bytes);
+    if (!stream.destroyed) stream.destroy();
+  });
+  return withFileSource(out, { ...source, copied: (n) => {
+    bytes = n;
+    source.copied(n);
+  } });
 }

@@ -212,7 +212,7 @@ async function writeAll(fh: FileHandle, buffers: Buffer[], total: number, positi
 }
 
 /** The error a `pipeline` with a signal rejects with when aborted. */
-function abortError(signal: AbortSignal): Error {
+export function abortError(signal: AbortSignal): Error {
   return Object.assign(new Error('The operation was aborted', { cause: signal.reason }), { name: 'AbortError', code: 'ABORT_ERR' });
 }
 

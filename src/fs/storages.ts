@@ -89,8 +89,9 @@ export class Storages {
   /**
    * Resolves once the storages that decide these virtual paths are mounted: a storage being
    * mounted where nothing serves its path yet, at or above a path (its owner) or below it (a
-   * listing's mount points). With no path, every such storage. A storage being mounted again
-   * is not waited for when its previous mount works: that serves until the new one is ready. Scoped so that a
+   * listing's mount points); a storage being mounted again is not waited for when its previous
+   * mount works, which serves until the new one is ready. With no path, every mount under way
+   * (the settled state: statuses, a shutdown). Scoped so that a
    * storage whose mount asks this server itself (a WebDAV storage on this server's /dav, or on
    * a peer that asks back) is not waited for by its own mount's requests, which deadlocked.
    */
@@ -103,10 +104,14 @@ export class Storages {
     while (this.reading) await this.reading;
     const waits: Array<Promise<unknown>> = [];
     for (const [id, f] of this.mounting) {
+      if (virtualPaths.length === 0) {
+        waits.push(f.done);
+        continue;
+      }
       const live = this.mounted.get(id);
       if (live?.driver && live.actualMount === f.actualMount) continue;
       const decides = (p: string) => isSubPath(f.actualMount, p) || isSubPath(p, f.actualMount);
-      if (virtualPaths.length === 0 || virtualPaths.some(decides)) waits.push(f.done);
+      if (virtualPaths.some(decides)) waits.push(f.done);
     }
     await Promise.all(waits);
   }

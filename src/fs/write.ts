@@ -14,6 +14,7 @@ import { FsChanges } from './changes.js';
 import type { Fs } from './fs.js';
 import { type Mounted, STATUS_WORK } from './storages.js';
 import { type Deleter, inTrash, type TrashBin } from './trash.js';
+import { wholeFile } from '../util/file-source.js';
 
 export const MSG_EMPTY_NAMES = 'Empty file names';
 export const MSG_DELETE_ROOT = 'delete root folder is not allowed, please goto the manage page to delete the storage instead';
@@ -723,7 +724,13 @@ export class FsWriter {
   private async openRead(virtualPath: string, obj: Obj): Promise<Readable> {
     const { link } = await this.fs.link(virtualPath, {});
     const paced = (r: Readable) => (this.speed ? (throttled(r, this.speed.serverDownload) as Readable) : r);
-    if (link.file) return obj.size === 0 ? Readable.from([]) : paced(await link.file.open(0, link.file.size - 1));
+    const file = link.file;
+    if (file) {
+      if (obj.size === 0) return Readable.from([]);
+      // A file on this disk: a writer to this disk may copy it instead (util/file-source.ts); a pace makes a new stream, which is read.
+      if (file.path) return paced(wholeFile(file.path, file.size, () => file.open(0, file.size - 1)));
+      return paced(await file.open(0, file.size - 1));
+    }
     if (!link.url) throw new Unsupported(`no way to read ${virtualPath}`);
     const res = await this.links.open(link);
     const status = res.statusCode ?? 0;

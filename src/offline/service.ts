@@ -172,7 +172,7 @@ export class OfflineDownloads {
   }
 
   private async checkDestination(dstDir: string): Promise<void> {
-    await this.fs.storages.ready();
+    await this.fs.storages.ready(dstDir);
     const { storage, actualPath } = this.fs.resolveStorage(dstDir);
     if (storage.row.status !== STATUS_WORK || !storage.driver) throw new Unavailable(`storage not init: ${storage.row.status}`);
     if (storage.factory.config.noUpload || !storage.driver.put) throw new Unsupported('upload not supported');

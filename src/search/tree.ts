@@ -26,7 +26,7 @@ export class FsTreeSource implements TreeSource {
 
   async list(dir: string): Promise<Obj[]> {
     const storages = this.fs.storages;
-    await storages.ready();
+    await storages.ready(dir);
     const virtual = storages.virtualChildren(dir).map((v) => ({ name: v.name, size: 0, isDir: true, modified: new Date(v.modified) }));
     const resolved = storages.resolve(dir);
     if (!resolved) return virtual;

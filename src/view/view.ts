@@ -25,6 +25,7 @@ import type { TrashEntry } from '../db/trash.js';
 import type { Throttle } from '../net/speed-limit.js';
 import type { Meter } from './meters.js';
 import { digestFile } from '../util/digest-file.js';
+import { wholeFile } from '../util/file-source.js';
 
 export const MSG_NO_ACCESS = 'password is incorrect or you have no permission';
 export const MSG_DENIED = 'permission denied';
@@ -454,10 +455,15 @@ export class View {
     });
     const name = this.tree.nameOf(p);
     const obj = name === undefined ? found : { ...found, name };
-    if (link.file) {
-      const size = link.file.size;
-      const stream = start >= size ? Readable.from([]) : await link.file.open(start, size - 1);
-      return { stream, size, obj };
+    const file = link.file;
+    if (file) {
+      const size = file.size;
+      if (start >= size) return { stream: Readable.from([]), size, obj };
+      // The whole of a file on this disk: a writer to this disk may copy it instead (util/file-source.ts).
+      if (file.path && start === 0) {
+        return { stream: wholeFile(file.path, size, () => file.open(0, size - 1)), size, obj };
+      }
+      return { stream: await file.open(start, size - 1), size, obj };
     }
     if (!link.url) throw new Unsupported('this file can not be read');
     const res = await this.core.links.open(link, { headers: start > 0 ? { range: `bytes=${start}-` } : {} });

@@ -1,9 +1,9 @@
-import { createReadStream, type Dirent, stat as statCallback, statSync, type Stats } from 'node:fs';
+import { constants, copyFileSync, createReadStream, type Dirent, renameSync, stat as statCallback, statSync, type Stats, utimesSync } from 'node:fs';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { Readable } from 'node:stream';
-import { checkFile, writeUploadTo } from '../write-file.js';
+import { abortError, checkFile, writeUploadTo } from '../write-file.js';
 import {
   defineDriver,
   type DriverContext,
@@ -23,6 +23,7 @@ import {
 import { Thumbnailer, TYPE_IMAGE, TYPE_VIDEO } from './thumbnail.js';
 import { copyTree } from './copy-tree.js';
 import { DIR_SIZE_BUDGET, folderSize, sizeFolders } from './dir-size.js';
+import { type FileSource, fileSourceOf } from '../../util/file-source.js';
 import { SyncSlices } from '../../util/sync-slices.js';
 
 const ADDITIONAL: FormItem[] = [
@@ -60,9 +61,15 @@ const STAT_BATCH = 256;
 const SYNC_FIRST_SLICE = 32;
 const SYNC_MAX_SLICE = 512;
 const SYNC_SLICE_MS = 10;
+/** A put of a file on this disk copies it synchronously (in slices as above) up to this size. */
+const SYNC_COPY_MAX_BYTES = 256 * 1024;
+/** A put's slices that found the disk slow stay asynchronous this long before they try again. */
+const SYNC_RETRY_MS = 10_000;
 
 /** Uploads are written here (inside the root, so the final rename stays on one file system). */
 export const TEMP_FOLDER = '.atrium-tmp';
+
+const hasHashes = (up: UploadStream) => up.hashes !== undefined && Object.keys(up.hashes).length > 0;
 
 function pidAlive(pid: number): boolean {
   try {
@@ -109,6 +116,9 @@ export class LocalDriver implements Driver {
   private tempRemoval: Promise<void> | undefined;
   /** TEMP_FOLDER was made by a put still running (each put then asks for it no more). */
   private tempMade = false;
+  /** The slices of the puts that copy a file of this disk (copyIn), and since when they have found it slow. */
+  private copySlices: SyncSlices | undefined;
+  private copySlicesSlowSince = 0;
   readonly showHidden: boolean;
   readonly keepsModified = true;
   private readonly followLinks: boolean;
@@ -379,9 +389,14 @@ export class LocalDriver implements Driver {
       }
       const temp = path.join(tempDir, `${process.pid}-${randomBytes(8).toString('hex')}`);
       try {
-        await writeUploadTo(temp, up);
-        if (up.modified) await fs.utimes(temp, up.modified, up.modified);
-        await fs.rename(temp, target);
+        const source = fileSourceOf(up.stream);
+        if (source && source.size === up.size && !hasHashes(up)) {
+          await this.copyIn(source, temp, target, up);
+        } else {
+          await writeUploadTo(temp, up);
+          if (up.modified) await fs.utimes(temp, up.modified, up.modified);
+          await fs.rename(temp, target);
+        }
       } catch (err) {
         await fs.rm(temp, { force: true });
         if (isMissing(err)) this.tempMade = false; // the folder went (removed by hand): the next put makes it again
@@ -398,6 +413,53 @@ export class LocalDriver implements Driver {
         if (this.tempRemoval === removal) this.tempRemoval = undefined;
       }
     }
+  }
+
+  /**
+   * Stores the file of this disk that a put's stream stands for (util/file-source.ts) by copying
+   * it rather than reading the stream: a small one with synchronous calls in slices (no round
+   * trip through the thread pool for each of copy, time, size and rename), a larger one by the
+   * thread pool (copy_file_range in the kernel). The copy must hold the bytes the put declared,
+   * as a streamed body must (the file may have changed since it was looked at).
+   */
+  private async copyIn(source: FileSource, temp: string, target: string, up: UploadStream): Promise<void> {
+    if (up.signal?.aborted) throw abortError(up.signal);
+    const slices = this.copySlicesNow();
+    let size: number;
+    if (slices && source.size <= SYNC_COPY_MAX_BYTES) {
+      size = slices.run(() => {
+        copyFileSync(source.path, temp, constants.COPYFILE_EXCL);
+        if (up.modified) utimesSync(temp, up.modified, up.modified);
+        const copied = statSync(temp).size;
+        if (copied === up.size) renameSync(temp, target);
+        return copied;
+      });
+      if (slices.full) await slices.pause();
+    } else {
+      await fs.copyFile(source.path, temp, constants.COPYFILE_EXCL);
+      if (up.modified) await fs.utimes(temp, up.modified, up.modified);
+      size = (await fs.stat(temp)).size;
+      if (size === up.size) await fs.rename(temp, target);
+    }
+    if (size !== up.size) throw new UploadIntegrityError(`the file holds ${size} bytes, not the ${up.size} declared`);
+    source.copied(size);
+    up.stream.destroy();
+    up.onProgress?.(size);
+  }
+
+  /** The copies' slices while they are synchronous; a new try once SYNC_RETRY_MS have passed since they found the disk slow. */
+  private copySlicesNow(): SyncSlices | undefined {
+    if (this.copySlices && !this.copySlices.sync) {
+      const now = Date.now();
+      this.copySlicesSlowSince ||= now;
+      if (now - this.copySlicesSlowSince <= SYNC_RETRY_MS) return undefined;
+      this.copySlices = undefined;
+    }
+    if (!this.copySlices) {
+      this.copySlices = new SyncSlices(SYNC_FIRST_SLICE, SYNC_MAX_SLICE, SYNC_SLICE_MS);
+      this.copySlicesSlowSince = 0;
+    }
+    return this.copySlices;
   }
 
   /**

@@ -6,7 +6,6 @@ import { driverFactory, driverNames } from '../../drivers/registry.js';
 import { driverInfo } from '../../drivers/form.js';
 import { NotFound } from '../../errors.js';
 import { isoTime } from '../../fs/objects.js';
-import { actualMountPath } from '../../fs/storages.js';
 import { mountDetailsOf } from '../mount-details.js';
 import { apiRoute } from '../route.js';
 import { driverInfoShape, pageShape, storageShape } from '../shapes.js';
@@ -101,7 +100,7 @@ function storageReadRoutes(app: FastifyInstance, core: Core): void {
     handler: async ({ input }) => {
       const s = await core.repos.storages.byId(input.id);
       if (!s) throw new NotFound('storage not found');
-      await core.storages.ready(actualMountPath(s.mount_path));
+      await core.storages.ready();
       return manageJson(core, s);
     },
   });

@@ -130,7 +130,7 @@ function archiveEntryRoutes(app: FastifyInstance, core: Core): void {
   const entry = (kind: 'ad' | 'ap' | 'ae') => async (req: FastifyRequest, reply: FastifyReply) => {
     const virtualPath = raw.virtual((req.params as { '*': string })['*']);
     const query = req.query as { sign?: string; inner?: string; pass?: string };
-    await core.storages.ready();
+    await core.storages.ready(virtualPath);
     const storage = raw.storageOf(virtualPath);
     raw.requireSign(virtualPath, storage, query.sign ?? '');
     const inner = cleanInner(query.inner);

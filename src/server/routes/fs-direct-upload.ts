@@ -44,7 +44,7 @@ export function fsDirectUploadRoutes(app: FastifyInstance, core: Core): void {
       const target = view.virtual(path.posix.join(dir, input.file_name));
       const parent = path.posix.dirname(target);
       view.requireCreate(target);
-      await core.storages.ready();
+      await core.storages.ready(parent, target);
       if (core.storages.resolve(parent)?.storage !== core.storages.resolve(target)?.storage) throw new Forbidden(MSG_DENIED);
       const overwrite = req.headers.overwrite !== 'false';
       if (!overwrite && (await view.find(target))) throw new Forbidden('file exists');

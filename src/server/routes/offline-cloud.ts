@@ -62,7 +62,7 @@ export function offlineCloudRoutes(app: FastifyInstance, core: Core): void {
 
 async function checkTempDir(core: Core, tool: CloudTool, tempDir: string): Promise<void> {
   if (tempDir === '') return;
-  await core.storages.ready();
+  await core.storages.ready(cleanPath(tempDir));
   const found = core.storages.resolve(cleanPath(tempDir));
   if (!found) throw new BadRequest('storage does not exists');
   if (found.storage.row.status !== STATUS_WORK) throw new BadRequest(`storage not init: ${found.storage.row.status}`);

@@ -146,7 +146,6 @@ const str = (v: unknown) => (typeof v === 'string' ? v : '');
 async function openLink(core: Core, req: FastifyRequest): Promise<{ view: ShareView; rel: string; query: LinkQuery }> {
   const params = req.params as { sid: string; '*'?: string };
   const query = req.query as LinkQuery;
-  await core.storages.ready();
   const code = str(query.pwd);
   const view = await core.shares.open(params.sid, { code, folderPasswords: [code, str(query.folder_pwd)] }, req.ip, String(req.id));
   return { view, rel: view.clean(`/${params['*'] ?? ''}`, 'navigate'), query };
