@@ -1,6 +1,6 @@
 import { readdirSync, readFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
-import { Readable } from 'node:stream';
+import { PassThrough, Readable } from 'node:stream';
 import { afterAll, describe, expect, it } from 'vitest';
 import { LocalDriver } from '../../src/drivers/local/index.js';
 import type { DriverContext } from '../../src/drivers/types.js';
@@ -37,4 +37,20 @@ describe('Local driver: concurrent puts and the temporary folder', () => {
     expect(names).toHaveLength(n);
     expect(readFileSync(path.join(root, 't1234.txt'), 'utf8')).toBe('tiny 1234\n');
   }, 120_000);
+
+  it('a storage mounted again while a put runs (the old driver serves meanwhile) leaves that put its temporary file', async () => {
+    const ctx = { mountPath: '/', tempDir: root, fileType: () => 0 } as unknown as DriverContext;
+    const old = new LocalDriver({ root_folder_path: root }, ctx);
+    await old.init();
+    const body = new PassThrough();
+    const put = old.put('/', { name: 'during-remount.txt', size: 10, stream: body });
+    body.write('first');
+    await new Promise((r) => setTimeout(r, 50)); // its temporary file exists now
+    const again = new LocalDriver({ root_folder_path: root }, ctx);
+    await again.init(); // sweeps what dead processes and dropped drivers left
+    body.end('-last');
+    await put;
+    expect(readFileSync(path.join(root, 'during-remount.txt'), 'utf8')).toBe('first-last');
+    await old.drop();
+  });
 });

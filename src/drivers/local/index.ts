@@ -69,6 +69,14 @@ const SYNC_RETRY_MS = 10_000;
 /** Uploads are written here (inside the root, so the final rename stays on one file system). */
 export const TEMP_FOLDER = '.atrium-tmp';
 
+/** The temporary-name stems of the Local drivers of this process that are not dropped. */
+const LIVE_TEMP_NAMES = new Set<string>();
+function liveTempNames(): string {
+  const stem = randomBytes(6).toString('hex');
+  LIVE_TEMP_NAMES.add(stem);
+  return stem;
+}
+
 const hasHashes = (up: UploadStream) => up.hashes !== undefined && Object.keys(up.hashes).length > 0;
 
 function pidAlive(pid: number): boolean {
@@ -119,6 +127,9 @@ export class LocalDriver implements Driver {
   /** The slices of the puts that copy a file of this disk (copyIn), and since when they have found it slow. */
   private copySlices: SyncSlices | undefined;
   private copySlicesSlowSince = 0;
+  /** Temporary names: this process's, unique by a random stem and a count (no random bytes drawn per put). */
+  private readonly tempNames = liveTempNames();
+  private tempCount = 0;
   readonly showHidden: boolean;
   readonly keepsModified = true;
   private readonly followLinks: boolean;
@@ -176,8 +187,11 @@ export class LocalDriver implements Driver {
       return;
     }
     for (const name of names) {
-      const pid = Number.parseInt(name.split('-')[0] ?? '', 10);
-      if (pid === process.pid || !Number.isFinite(pid) || !pidAlive(pid)) {
+      const [pidPart, stem] = name.split('-');
+      const pid = Number.parseInt(pidPart ?? '', 10);
+      // This process's own names are swept too (a restarted container has the same pid), except
+      // those of a driver of this storage still serving (mounted again, the old one serves meanwhile).
+      if ((pid === process.pid && !LIVE_TEMP_NAMES.has(stem ?? '')) || !Number.isFinite(pid) || !pidAlive(pid)) {
         await fs.rm(path.join(this.rootReal, TEMP_FOLDER, name), { force: true, recursive: true }).catch(() => undefined);
       }
     }
@@ -185,7 +199,9 @@ export class LocalDriver implements Driver {
     await fs.rmdir(path.join(this.rootReal, TEMP_FOLDER)).catch(() => undefined);
   }
 
-  async drop(): Promise<void> {}
+  async drop(): Promise<void> {
+    LIVE_TEMP_NAMES.delete(this.tempNames);
+  }
 
   addition(): Record<string, unknown> {
     return this.opts;
@@ -387,7 +403,7 @@ export class LocalDriver implements Driver {
         await fs.mkdir(tempDir, { recursive: true });
         this.tempMade = true;
       }
-      const temp = path.join(tempDir, `${process.pid}-${randomBytes(8).toString('hex')}`);
+      const temp = path.join(tempDir, `${process.pid}-${this.tempNames}-${(this.tempCount++).toString(36)}`);
       try {
         const source = fileSourceOf(up.stream);
         if (source && source.size === up.size && !hasHashes(up)) {
