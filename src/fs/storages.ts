@@ -174,6 +174,11 @@ export class Storages {
           return undefined;
         }
         this.mounting.delete(row.id);
+        // Its status (and an addition the driver changed) saved only while it is the id's own
+        // mount: a moot one's row is older than what the database holds.
+        if (m.row.status !== row.status || m.row.addition !== row.addition) {
+          await this.repo.update(m.row).catch((err: unknown) => this.log.warn({ err, storage: row.mount_path }, "saving a storage's status failed"));
+        }
         const old = this.mounted.get(row.id);
         this.mounted.set(row.id, m);
         this.onChange(row.id);
@@ -222,7 +227,6 @@ export class Storages {
       }
     }
     m.row.status = status;
-    if (status !== row.status || m.row.addition !== row.addition) await this.repo.update(m.row);
     return m;
   }
 

@@ -7,12 +7,13 @@ import type { Logger } from '../../src/logger.js';
 import type { LinkFetcher } from '../../src/net/link-fetch.js';
 
 /** A driver whose init waits until the test opens its storage's gate (a peer that is slow to answer). */
-const gates = new Map<string, { open: () => void; opened: Promise<void> }>();
+const gates = new Map<string, { open: () => void; fail: (err: Error) => void; opened: Promise<void> }>();
 const dropped: string[] = [];
 function gate(name: string, open = false) {
   let release!: () => void;
-  const opened = new Promise<void>((r) => (release = r));
-  gates.set(name, { open: release, opened });
+  let fail!: (err: Error) => void;
+  const opened = new Promise<void>((resolve, reject) => ((release = resolve), (fail = reject)));
+  gates.set(name, { open: release, fail, opened });
   if (open) release();
 }
 registerDriver({
@@ -20,15 +21,16 @@ registerDriver({
   additional: [],
   create: (addition) => {
     const name = String(addition.gate);
-    return { init: () => gates.get(name)!.opened, drop: async () => void dropped.push(name), name } as unknown as Driver;
+    return { init: () => gates.get(name)!.opened, drop: async () => void dropped.push(name), addition: () => addition } as unknown as Driver;
   },
 });
 
+const saved: StorageRow[] = [];
 function storages(rows: StorageRow[]) {
   const repo = {
     all: async () => rows.map((r) => ({ ...r })),
     byId: async (id: number) => rows.find((r) => r.id === id),
-    update: async () => undefined,
+    update: async (r: StorageRow) => void saved.push({ ...r }),
   } as unknown as StoragesRepo;
   const log = { warn: () => undefined, error: () => undefined, info: () => undefined } as unknown as Logger;
   return new Storages({ repo, log, tempDir: '/tmp', fileType: () => 0, links: {} as LinkFetcher, vfs: () => ({}) as never, sign: () => '', siteUrl: '', onChange: () => undefined, onDriverError: () => undefined });
@@ -98,5 +100,21 @@ describe('mounting storages (fs/storages.ts)', () => {
     await load;
     expect(s.resolve('/late/x')).toBeUndefined();
     expect(dropped).toContain('late');
+  });
+
+  it("a mount made moot by a newer row saves nothing of its older row (its failure status would have put the old row back)", async () => {
+    gate('v1');
+    gate('v2', true);
+    const rows = [row(7, '/v', 'v1')];
+    const s = storages(rows);
+    const load = s.loadAll();
+    await settles(load);
+    rows[0] = row(7, '/v', 'v2', 2);
+    await (await s.reconcile()).mounted;
+    expect(driverName(s, '/v/x')).toBe('v2');
+    gates.get('v1')!.fail(new Error('peer refused'));
+    await load;
+    expect(driverName(s, '/v/x')).toBe('v2');
+    expect(saved.filter((r) => r.id === 7).map((r) => r.addition)).toEqual([]);
   });
 });
