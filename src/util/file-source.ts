@@ -33,6 +33,8 @@ export function deferred(open: () => Readable | Promise<Readable>): Readable {
   let inner: Readable | undefined;
   let opening = false;
   const out: Readable = new Readable({
+    // Room for a whole chunk of a file reader (512 KiB on Local): not paused at every chunk.
+    highWaterMark: 1 << 20,
     read() {
       if (inner) {
         inner.resume();
