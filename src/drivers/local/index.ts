@@ -1,4 +1,4 @@
-import { constants, copyFileSync, createReadStream, type Dirent, renameSync, stat as statCallback, statSync, type Stats, utimesSync } from 'node:fs';
+import { constants, copyFileSync, createReadStream, type Dirent, realpathSync, renameSync, stat as statCallback, statSync, type Stats, utimesSync } from 'node:fs';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
@@ -61,9 +61,15 @@ const STAT_BATCH = 256;
 const SYNC_FIRST_SLICE = 32;
 const SYNC_MAX_SLICE = 512;
 const SYNC_SLICE_MS = 10;
+/**
+ * Single calls (quickSlices) start with slices this small: a small file's copy, its time, size and
+ * rename take a few hundred microseconds on a VM's disk, so 32 of them fill the budget and would
+ * be taken for a slow disk; the slices grow from here while they stay well within it.
+ */
+const QUICK_FIRST_SLICE = 4;
 /** A put of a file on this disk copies it synchronously (in slices as above) up to this size. */
 const SYNC_COPY_MAX_BYTES = 256 * 1024;
-/** A put's slices that found the disk slow stay asynchronous this long before they try again. */
+/** Single calls' slices that found the disk slow stay asynchronous this long before they try again. */
 const SYNC_RETRY_MS = 10_000;
 
 /** Uploads are written here (inside the root, so the final rename stays on one file system). */
@@ -124,7 +130,7 @@ export class LocalDriver implements Driver {
   private tempRemoval: Promise<void> | undefined;
   /** TEMP_FOLDER was made by a put still running (each put then asks for it no more). */
   private tempMade = false;
-  /** The slices of the puts that copy a file of this disk (copyIn), and since when they have found it slow. */
+  /** The slices of single calls (quickSlices), and since when they have found the disk slow. */
   private copySlices: SyncSlices | undefined;
   private copySlicesSlowSince = 0;
   /** Temporary names: this process's, unique by a random stem and a count (no random bytes drawn per put). */
@@ -225,7 +231,10 @@ export class LocalDriver implements Driver {
     if (rel.split('/').some((seg) => seg === '..' || this.hiddenName(seg))) throw new ObjectNotFound();
     let real: string;
     try {
-      real = await fs.realpath(path.join(this.root, rel));
+      const full = path.join(this.root, rel);
+      const slices = this.quickSlices();
+      real = slices ? slices.run(() => realpathSync.native(full)) : await fs.realpath(full);
+      if (slices?.full) await slices.pause();
     } catch (err) {
       throw fsError(err);
     }
@@ -440,7 +449,7 @@ export class LocalDriver implements Driver {
    */
   private async copyIn(source: FileSource, temp: string, target: string, up: UploadStream): Promise<void> {
     if (up.signal?.aborted) throw abortError(up.signal);
-    const slices = this.copySlicesNow();
+    const slices = this.quickSlices();
     let size: number;
     if (slices && source.size <= SYNC_COPY_MAX_BYTES) {
       size = slices.run(() => {
@@ -463,8 +472,13 @@ export class LocalDriver implements Driver {
     up.onProgress?.(size);
   }
 
-  /** The copies' slices while they are synchronous; a new try once SYNC_RETRY_MS have passed since they found the disk slow. */
-  private copySlicesNow(): SyncSlices | undefined {
+  /**
+   * The slices of this storage's single calls (a path's resolution, a stat, a small file's copy)
+   * while they are synchronous; a new try once SYNC_RETRY_MS have passed since they found the
+   * disk slow. Each call alone would cost a round trip through the thread pool several times
+   * its own time (listings batch their stats in slices of their own).
+   */
+  private quickSlices(): SyncSlices | undefined {
     if (this.copySlices && !this.copySlices.sync) {
       const now = Date.now();
       this.copySlicesSlowSince ||= now;
@@ -472,7 +486,7 @@ export class LocalDriver implements Driver {
       this.copySlices = undefined;
     }
     if (!this.copySlices) {
-      this.copySlices = new SyncSlices(SYNC_FIRST_SLICE, SYNC_MAX_SLICE, SYNC_SLICE_MS);
+      this.copySlices = new SyncSlices(QUICK_FIRST_SLICE, SYNC_MAX_SLICE, SYNC_SLICE_MS);
       this.copySlicesSlowSince = 0;
     }
     return this.copySlices;
@@ -526,7 +540,11 @@ export class LocalDriver implements Driver {
 
   private async stat(real: string): Promise<Stats> {
     try {
-      return await fs.stat(real);
+      const slices = this.quickSlices();
+      if (!slices) return await fs.stat(real);
+      const st = slices.run(() => statSync(real));
+      if (slices.full) await slices.pause();
+      return st;
     } catch (err) {
       throw fsError(err);
     }
