@@ -89,6 +89,8 @@ export class Recorder {
   }
 }
 
+const ignoreError = () => {};
+
 /**
  * Passes `stream` on unchanged while counting its bytes; calls `done` once when the stream has
  * been read to its end, failed, or was destroyed by its reader (a cut transfer).
@@ -105,6 +107,9 @@ export function countBytes(stream: Readable, done: TransferDone): Readable {
     done(bytes, err);
     counter.destroy(err);
   });
+  // A body that fails before its reader listens (a client gone while the upload's checks run) must
+  // not raise an unhandled 'error': the reader still sees it, an errored stream ends its reads with it.
+  counter.on('error', ignoreError);
   counter.once('end', () => done(bytes));
   counter.once('close', () => {
     done(bytes);

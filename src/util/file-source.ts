@@ -65,6 +65,8 @@ export function deferred(open: () => Readable | Promise<Readable>): Readable {
       cb(err);
     },
   });
+  // Failing before its reader listens must not raise an unhandled 'error' (the reader still sees it).
+  out.on('error', () => undefined);
   return out;
 }
 
