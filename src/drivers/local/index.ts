@@ -131,8 +131,8 @@ export class LocalDriver implements Driver {
   /** TEMP_FOLDER was made by a put still running (each put then asks for it no more). */
   private tempMade = false;
   /** The slices of single calls (quickSlices), and since when they have found the disk slow. */
-  private copySlices: SyncSlices | undefined;
-  private copySlicesSlowSince = 0;
+  private quick: SyncSlices | undefined;
+  private quickSlowSince = 0;
   /** Temporary names: this process's, unique by a random stem and a count (no random bytes drawn per put). */
   private readonly tempNames = liveTempNames();
   private tempCount = 0;
@@ -479,17 +479,17 @@ export class LocalDriver implements Driver {
    * its own time (listings batch their stats in slices of their own).
    */
   private quickSlices(): SyncSlices | undefined {
-    if (this.copySlices && !this.copySlices.sync) {
+    if (this.quick && !this.quick.sync) {
       const now = Date.now();
-      this.copySlicesSlowSince ||= now;
-      if (now - this.copySlicesSlowSince <= SYNC_RETRY_MS) return undefined;
-      this.copySlices = undefined;
+      this.quickSlowSince ||= now;
+      if (now - this.quickSlowSince <= SYNC_RETRY_MS) return undefined;
+      this.quick = undefined;
     }
-    if (!this.copySlices) {
-      this.copySlices = new SyncSlices(QUICK_FIRST_SLICE, SYNC_MAX_SLICE, SYNC_SLICE_MS);
-      this.copySlicesSlowSince = 0;
+    if (!this.quick) {
+      this.quick = new SyncSlices(QUICK_FIRST_SLICE, SYNC_MAX_SLICE, SYNC_SLICE_MS);
+      this.quickSlowSince = 0;
     }
-    return this.copySlices;
+    return this.quick;
   }
 
   /**
