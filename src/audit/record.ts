@@ -110,19 +110,17 @@ export function countBytes(stream: Readable, done: TransferDone): Readable {
   // A body that fails before its reader listens (a client gone while the upload's checks run) must
   // not raise an unhandled 'error': the reader still sees it, an errored stream ends its reads with it.
   counter.on('error', ignoreError);
-  counter.once('end', () => done(bytes));
-  counter.once('close', () => {
+  const closed = () => {
     done(bytes);
     if (!stream.destroyed) stream.destroy();
-  });
+  };
+  counter.once('end', () => done(bytes));
+  counter.once('close', closed);
   const source = fileSourceOf(stream);
   if (!source) return stream.pipe(counter);
   // A file that a writer may copy rather than read: piped once read, a copy counted as reported.
   const out = deferred(() => stream.pipe(counter));
-  out.once('close', () => {
-    done(bytes);
-    if (!stream.destroyed) stream.destroy();
-  });
+  out.once('close', closed);
   return withFileSource(out, { ...source, copied: (n) => {
     bytes = n;
     source.copied(n);

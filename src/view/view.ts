@@ -286,8 +286,13 @@ export class View {
   async get(p: string): Promise<{ obj: Obj; storage?: Mounted }> {
     this.requireRead(p);
     const got = await this.core.fs.get(p);
+    return { ...got, obj: this.named(p, got.obj) };
+  }
+
+  /** An entry under the name this principal's tree gives it (a root's own name), else its own. */
+  private named(p: string, obj: Obj): Obj {
     const name = this.tree.nameOf(p);
-    return name === undefined ? got : { ...got, obj: { ...got.obj, name } };
+    return name === undefined ? obj : { ...obj, name };
   }
 
   async stat(p: string): Promise<Obj> {
@@ -453,8 +458,7 @@ export class View {
       if ((await this.stat(p)).isDir) throw new BadRequest('is a folder');
       throw err;
     });
-    const name = this.tree.nameOf(p);
-    const obj = name === undefined ? found : { ...found, name };
+    const obj = this.named(p, found);
     const file = link.file;
     if (file) {
       const size = file.size;

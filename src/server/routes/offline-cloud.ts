@@ -62,8 +62,9 @@ export function offlineCloudRoutes(app: FastifyInstance, core: Core): void {
 
 async function checkTempDir(core: Core, tool: CloudTool, tempDir: string): Promise<void> {
   if (tempDir === '') return;
-  await core.storages.ready(cleanPath(tempDir));
-  const found = core.storages.resolve(cleanPath(tempDir));
+  const dir = cleanPath(tempDir);
+  await core.storages.ready(dir);
+  const found = core.storages.resolve(dir);
   if (!found) throw new BadRequest('storage does not exists');
   if (found.storage.row.status !== STATUS_WORK) throw new BadRequest(`storage not init: ${found.storage.row.status}`);
   throw new BadRequest(`unsupported storage driver for offline download, only ${tool.name} is supported`);
